@@ -1,0 +1,112 @@
+import { createHmac, randomBytes, randomInt, randomUUID, timingSafeEqual } from "node:crypto";
+import type { Db } from "../db/database.ts";
+import { DomainError } from "../http/errors.ts";
+import type { BusinessRepository } from "./repository.ts";
+
+export const TIN_PATTERN = /^\d+-\d+$/;
+export const SERVICE_ID_PATTERN = /^[A-Z0-9]{8}$/;
+const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const SERVICE_ID_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+
+export type Principal = { businessId: string; apiKey: string };
+
+export type NewBusiness = {
+  name: string;
+  tin: string;
+  id?: string | undefined;
+  serviceId?: string | undefined;
+};
+
+function invalid(details: string): DomainError {
+  return new DomainError("bad_request", { message: "Invalid request", details });
+}
+
+export function businessService(deps: { db: Db; businesses: BusinessRepository; pepper: Buffer }) {
+  const { db, businesses, pepper } = deps;
+  const hashSecret = (secret: string) => createHmac("sha256", pepper).update(secret, "utf8").digest();
+
+  return {
+    async add(input: NewBusiness) {
+      const name = input.name.trim();
+      if (name === "") throw invalid("name must not be empty");
+      if (!TIN_PATTERN.test(input.tin))
+        throw invalid(`tin '${input.tin}' must be digits, a hyphen, digits (e.g. 12345678-0001)`);
+      if (input.id !== undefined && !UUID_PATTERN.test(input.id))
+        throw invalid(`id '${input.id}' must be a UUID`);
+      if (input.serviceId !== undefined && !SERVICE_ID_PATTERN.test(input.serviceId)) {
+        throw invalid(`service id '${input.serviceId}' must be 8 uppercase letters or digits`);
+      }
+      return db.transaction().execute(async (tx) => {
+        const id = input.id?.toLowerCase() ?? randomUUID();
+        if (await businesses.findById(id, tx)) throw invalid(`a business with id ${id} already exists`);
+        let serviceId = input.serviceId;
+        if (serviceId !== undefined) {
+          if (await businesses.findByServiceId(serviceId, tx))
+            throw invalid(`service id ${serviceId} is already taken`);
+        } else {
+          do {
+            serviceId = Array.from(
+              { length: 8 },
+              () => SERVICE_ID_ALPHABET[randomInt(SERVICE_ID_ALPHABET.length)],
+            ).join("");
+          } while (await businesses.findByServiceId(serviceId, tx));
+        }
+        const row = {
+          id,
+          name,
+          tin: input.tin,
+          service_id: serviceId,
+          certificate: randomBytes(24).toString("base64"),
+          created_at: new Date().toISOString(),
+        };
+        await businesses.insert(row, tx);
+        return {
+          business_id: row.id,
+          service_id: row.service_id,
+          name: row.name,
+          tin: row.tin,
+          created_at: row.created_at,
+        };
+      });
+    },
+
+    async createKey(businessId: string) {
+      if (!(await businesses.findById(businessId))) throw invalid(`business ${businessId} does not exist`);
+      const apiKey = `ak_${randomBytes(16).toString("hex")}`;
+      const apiSecret = `sk_${randomBytes(32).toString("base64url")}`;
+      const createdAt = new Date().toISOString();
+      await businesses.insertKey({
+        api_key: apiKey,
+        business_id: businessId,
+        secret_hash: hashSecret(apiSecret).toString("hex"),
+        created_at: createdAt,
+        revoked_at: null,
+      });
+      return { api_key: apiKey, api_secret: apiSecret, business_id: businessId, created_at: createdAt };
+    },
+
+    async revokeKey(apiKey: string) {
+      const key = await businesses.findKey(apiKey);
+      if (!key) throw invalid(`API key ${apiKey} does not exist`);
+      const revokedAt = key.revoked_at ?? new Date().toISOString();
+      if (!key.revoked_at) await businesses.revokeKey(apiKey, revokedAt);
+      return { api_key: apiKey, business_id: key.business_id, revoked_at: revokedAt };
+    },
+
+    /** No cache: a revoked key fails on the very next request, whichever process revoked it. */
+    async authenticate(apiKey: string | undefined, apiSecret: string | undefined): Promise<Principal | null> {
+      if (!apiKey || !apiSecret || apiKey.length > 200 || apiSecret.length > 200) return null;
+      const key = await businesses.findActiveKey(apiKey);
+      const presented = hashSecret(apiSecret);
+      // Compare even when the key is unknown, so timing does not tell which keys exist.
+      const stored = key ? Buffer.from(key.secret_hash, "hex") : Buffer.alloc(presented.length);
+      const match = stored.length === presented.length && timingSafeEqual(stored, presented);
+      return key && match ? { businessId: key.business_id, apiKey } : null;
+    },
+
+    find: (id: string) => businesses.findById(id),
+    count: () => businesses.count(),
+  };
+}
+
+export type BusinessService = ReturnType<typeof businessService>;

@@ -1,0 +1,142 @@
+import { SingleBar } from "cli-progress";
+import { Command, CommanderError } from "commander";
+import { ConfigError, loadConfig } from "../config.ts";
+import { openDatabase } from "../db/database.ts";
+import { migrateToLatest } from "../db/migrations.ts";
+import { DomainError } from "../http/errors.ts";
+import { type Context, createContext, serve } from "../main.ts";
+
+/** Every command prints exactly one JSON object on stdout; diagnostics go to stderr. */
+function print(result: unknown): void {
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+}
+
+async function withContext<T>(work: (ctx: Context) => Promise<T>): Promise<void> {
+  const ctx = await createContext(loadConfig());
+  try {
+    print(await work(ctx));
+  } finally {
+    await ctx.close();
+  }
+}
+
+function progress(label: string) {
+  if (!process.stderr.isTTY) return undefined;
+  const bar = new SingleBar({
+    format: `${label} [{bar}] {value}/{total}`,
+    stream: process.stderr,
+    hideCursor: true,
+  });
+  let started = false;
+  return {
+    update(done: number, total: number) {
+      if (!started) {
+        bar.start(total, 0);
+        started = true;
+      }
+      bar.update(done);
+    },
+    stop: () => started && bar.stop(),
+  };
+}
+
+const program = new Command("einvoice")
+  .description("E-invoicing API v1: server and operator commands")
+  .showHelpAfterError()
+  .exitOverride();
+
+program
+  .command("serve")
+  .description("run the API (env: PORT, HOST, EINVOICE_DATABASE_URL, EINVOICE_MODE)")
+  .action(async () => {
+    await serve(loadConfig());
+  });
+
+program
+  .command("migrate")
+  .description("apply pending database migrations")
+  .action(async () => {
+    const config = loadConfig();
+    const db = openDatabase(config.database);
+    try {
+      print({ applied: await migrateToLatest(db) });
+    } finally {
+      await db.destroy();
+    }
+  });
+
+const business = program.command("business").description("manage businesses");
+business
+  .command("add")
+  .description("register a business")
+  .requiredOption("--name <name>", "legal name")
+  .requiredOption("--tin <tin>", "tax identification number, digits-digits")
+  .option("--id <uuid>", "business id (generated when omitted)")
+  .option("--service-id <id>", "8 uppercase letters or digits (generated when omitted)")
+  .action(async (opts: { name: string; tin: string; id?: string; serviceId?: string }) => {
+    await withContext((ctx) =>
+      ctx.businesses.add({ name: opts.name, tin: opts.tin, id: opts.id, serviceId: opts.serviceId }),
+    );
+  });
+
+const key = program.command("key").description("manage API credentials");
+key
+  .command("create")
+  .description("create an API key and secret for a business (the secret is shown once)")
+  .requiredOption("--business <id>", "business id")
+  .action(async (opts: { business: string }) => {
+    await withContext(async (ctx) => {
+      const { api_key, api_secret, business_id } = await ctx.businesses.createKey(opts.business);
+      return { api_key, api_secret, business_id };
+    });
+  });
+key
+  .command("revoke")
+  .description("revoke an API key at once")
+  .argument("<api_key>")
+  .action(async (apiKey: string) => {
+    await withContext(async (ctx) => ({ ...(await ctx.businesses.revokeKey(apiKey)), revoked: true }));
+  });
+
+const catalog = program.command("catalog").description("reference catalogs");
+catalog
+  .command("import")
+  .description("replace a catalog: products from the HS 2022 CSV, services from the ISIC Rev.4 JSON")
+  .argument("<kind>", "products or services")
+  .argument("<file>")
+  .action(async (kind: string, file: string) => {
+    if (kind !== "products" && kind !== "services") {
+      throw new DomainError("bad_request", {
+        message: "Invalid request",
+        details: `kind must be products or services, not '${kind}'`,
+      });
+    }
+    await withContext(async (ctx) => {
+      const bar = progress(`importing ${kind}`);
+      try {
+        const onProgress = bar ? (done: number, total: number) => bar.update(done, total) : undefined;
+        return kind === "products"
+          ? await ctx.reference.importProducts(file, onProgress)
+          : await ctx.reference.importServices(file, onProgress);
+      } finally {
+        bar?.stop();
+      }
+    });
+  });
+
+try {
+  await program.parseAsync(process.argv);
+} catch (err) {
+  if (err instanceof CommanderError) {
+    process.exitCode = err.exitCode;
+  } else {
+    const message =
+      err instanceof DomainError
+        ? err.details
+        : err instanceof ConfigError
+          ? err.message
+          : String((err as Error)?.message ?? err);
+    process.stderr.write(`einvoice: ${message}\n`);
+    process.exitCode = 1;
+  }
+}

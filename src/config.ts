@@ -1,0 +1,86 @@
+import path from "node:path";
+import { type Static, Type } from "typebox";
+import { Value } from "typebox/value";
+
+const Env = Type.Object({
+  PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
+  HOST: Type.String({ minLength: 1, default: "127.0.0.1" }),
+  EINVOICE_DATABASE_URL: Type.String({
+    pattern: "^(sqlite:|postgres(ql)?://)",
+    default: "sqlite:./data/einvoice.db",
+  }),
+  EINVOICE_MODE: Type.Union([Type.Literal("sandbox"), Type.Literal("production")], { default: "sandbox" }),
+  EINVOICE_DATA_DIR: Type.Optional(Type.String({ minLength: 1 })),
+  EINVOICE_LOG_LEVEL: Type.Union(
+    ["fatal", "error", "warn", "info", "debug", "trace", "silent"].map((l) => Type.Literal(l)),
+    { default: "info" },
+  ),
+  /** base64 of at least 32 random bytes: the pepper of the API-secret HMAC. */
+  EINVOICE_SECRET_PEPPER: Type.Optional(Type.String({ minLength: 1 })),
+  /** `kid:base64key[,kid:base64key…]`, the first is the key new data is encrypted with. */
+  EINVOICE_DATA_KEYS: Type.Optional(Type.String({ minLength: 1 })),
+});
+
+export type Config = {
+  port: number;
+  host: string;
+  mode: "sandbox" | "production";
+  database: { engine: "sqlite"; file: string } | { engine: "postgres"; url: string };
+  /** Where sandbox-generated keys and demo credentials live. */
+  dataDir: string;
+  logLevel: Static<typeof Env>["EINVOICE_LOG_LEVEL"];
+  secretPepper: string | undefined;
+  dataKeys: string | undefined;
+};
+
+export class ConfigError extends Error {}
+
+/** Parses the environment once, at start-up; everything downstream receives the result. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const relevant = Object.fromEntries(
+    Object.keys(Env.properties)
+      .filter((k) => env[k] !== undefined && env[k] !== "")
+      .map((k) => [k, env[k]]),
+  );
+  const candidate = Value.Convert(Env, Value.Default(Env, relevant));
+  const errors = [...Value.Errors(Env, candidate)];
+  if (errors.length > 0) {
+    const detail = errors.map((e) => `${e.instancePath.slice(1) || "environment"} ${e.message}`).join("; ");
+    throw new ConfigError(`invalid configuration: ${detail}`);
+  }
+  const parsed = candidate as Static<typeof Env>;
+  const url = parsed.EINVOICE_DATABASE_URL;
+  const database: Config["database"] = url.startsWith("sqlite:")
+    ? { engine: "sqlite", file: sqliteFile(url) }
+    : { engine: "postgres", url };
+  const dataDir = path.resolve(
+    parsed.EINVOICE_DATA_DIR ??
+      (database.engine === "sqlite" && database.file !== ":memory:" ? path.dirname(database.file) : "data"),
+  );
+  const config: Config = {
+    port: parsed.PORT,
+    host: parsed.HOST,
+    mode: parsed.EINVOICE_MODE,
+    database,
+    dataDir,
+    logLevel: parsed.EINVOICE_LOG_LEVEL,
+    secretPepper: parsed.EINVOICE_SECRET_PEPPER,
+    dataKeys: parsed.EINVOICE_DATA_KEYS,
+  };
+  if (config.mode === "production") {
+    const missing = [
+      config.secretPepper ? null : "EINVOICE_SECRET_PEPPER",
+      config.dataKeys ? null : "EINVOICE_DATA_KEYS",
+    ].filter((v) => v !== null);
+    if (missing.length > 0) {
+      throw new ConfigError(`production mode needs its secrets configured: set ${missing.join(", ")}`);
+    }
+  }
+  return config;
+}
+
+function sqliteFile(url: string): string {
+  const rest = url.slice("sqlite:".length).replace(/^\/\//, "");
+  if (rest === "" || rest === ":memory:") return ":memory:";
+  return path.resolve(rest);
+}

@@ -1,0 +1,116 @@
+import { type Kysely, type Migration, type MigrationProvider, Migrator } from "kysely";
+import type { Database } from "./schema.ts";
+
+/**
+ * Migrations are code, not files, so one list serves every engine and ships inside the package.
+ * Append only: a migration that has run anywhere is never edited.
+ */
+const migrations: Record<string, Migration> = {
+  "0001_core": {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable("businesses")
+        .addColumn("id", "text", (c) => c.primaryKey())
+        .addColumn("name", "text", (c) => c.notNull())
+        .addColumn("tin", "text", (c) => c.notNull())
+        .addColumn("service_id", "text", (c) => c.notNull().unique())
+        .addColumn("certificate", "text", (c) => c.notNull())
+        .addColumn("created_at", "text", (c) => c.notNull())
+        .execute();
+
+      await db.schema
+        .createTable("api_keys")
+        .addColumn("api_key", "text", (c) => c.primaryKey())
+        .addColumn("business_id", "text", (c) => c.notNull().references("businesses.id"))
+        .addColumn("secret_hash", "text", (c) => c.notNull())
+        .addColumn("created_at", "text", (c) => c.notNull())
+        .addColumn("revoked_at", "text")
+        .execute();
+      await db.schema.createIndex("api_keys_business").on("api_keys").column("business_id").execute();
+
+      await db.schema
+        .createTable("invoices")
+        .addColumn("irn", "text", (c) => c.primaryKey())
+        .addColumn("business_id", "text", (c) => c.notNull().references("businesses.id"))
+        .addColumn("status", "text", (c) => c.notNull())
+        .addColumn("payment_status", "text", (c) => c.notNull())
+        .addColumn("payment_reference", "text")
+        .addColumn("invoice_type_code", "text", (c) => c.notNull())
+        .addColumn("issue_date", "text", (c) => c.notNull())
+        .addColumn("supplier_tin", "text")
+        .addColumn("customer_tin", "text")
+        .addColumn("document", "text", (c) => c.notNull())
+        .addColumn("sealed", "text")
+        .addColumn("signed_at", "text", (c) => c.notNull())
+        .addColumn("transmitted_at", "text")
+        .addColumn("authority_reference", "text")
+        .addColumn("updated_at", "text", (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createIndex("invoices_business_signed")
+        .on("invoices")
+        .columns(["business_id", "signed_at"])
+        .execute();
+
+      await db.schema
+        .createTable("invoice_events")
+        .addColumn("id", "integer", (c) => c.primaryKey().autoIncrement())
+        .addColumn("irn", "text", (c) => c.notNull().references("invoices.irn"))
+        .addColumn("at", "text", (c) => c.notNull())
+        .addColumn("type", "text", (c) => c.notNull())
+        .addColumn("detail", "text", (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex("invoice_events_irn").on("invoice_events").columns(["irn", "id"]).execute();
+
+      await db.schema
+        .createTable("fiscalization_reports")
+        .addColumn("id", "integer", (c) => c.primaryKey().autoIncrement())
+        .addColumn("irn", "text", (c) => c.notNull().references("invoices.irn"))
+        .addColumn("business_id", "text", (c) => c.notNull().references("businesses.id"))
+        .addColumn("report", "text", (c) => c.notNull())
+        .addColumn("created_at", "text", (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createIndex("fiscalization_reports_irn")
+        .on("fiscalization_reports")
+        .column("irn")
+        .execute();
+
+      await db.schema
+        .createTable("products")
+        .addColumn("hscode", "text", (c) => c.primaryKey())
+        .addColumn("description", "text", (c) => c.notNull())
+        .addColumn("section", "text", (c) => c.notNull())
+        .addColumn("chapter", "text", (c) => c.notNull())
+        .addColumn("product_category", "text", (c) => c.notNull())
+        .execute();
+
+      await db.schema
+        .createTable("services")
+        .addColumn("code", "text", (c) => c.primaryKey())
+        .addColumn("description", "text", (c) => c.notNull())
+        .addColumn("section", "text", (c) => c.notNull())
+        .addColumn("division", "text", (c) => c.notNull())
+        .addColumn("service_category", "text", (c) => c.notNull())
+        .execute();
+    },
+  },
+};
+
+const provider: MigrationProvider = { getMigrations: async () => migrations };
+
+// Migrations describe tables that do not exist yet, so they see the database untyped.
+export function migrator(db: Kysely<Database>): Migrator {
+  return new Migrator({ db: db as unknown as Kysely<unknown>, provider });
+}
+
+export async function migrateToLatest(db: Kysely<Database>): Promise<string[]> {
+  const { error, results } = await migrator(db).migrateToLatest();
+  if (error) throw error;
+  return (results ?? []).filter((r) => r.status === "Success").map((r) => r.migrationName);
+}
+
+export async function pendingMigrations(db: Kysely<Database>): Promise<string[]> {
+  const all = await migrator(db).getMigrations();
+  return all.filter((m) => m.executedAt === undefined).map((m) => m.name);
+}

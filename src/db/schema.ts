@@ -1,0 +1,82 @@
+import type { Generated } from "kysely";
+
+/** Row types of every table; repositories are the only readers and writers. */
+export interface BusinessTable {
+  id: string;
+  name: string;
+  tin: string;
+  service_id: string;
+  certificate: string;
+  created_at: string;
+}
+
+export interface ApiKeyTable {
+  api_key: string;
+  business_id: string;
+  /** HMAC-SHA256(pepper, secret), hex: the secret itself is never stored. */
+  secret_hash: string;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+export interface InvoiceTable {
+  irn: string;
+  business_id: string;
+  status: string;
+  payment_status: string;
+  payment_reference: string | null;
+  invoice_type_code: string;
+  issue_date: string;
+  supplier_tin: string | null;
+  customer_tin: string | null;
+  /** The submitted document as JSON, without the fields kept in the encrypted column. */
+  document: string;
+  /** AES-256-GCM ciphertext of the document's confidential fields (note, payment_terms_note). */
+  sealed: string | null;
+  signed_at: string;
+  transmitted_at: string | null;
+  authority_reference: string | null;
+  updated_at: string;
+}
+
+export interface InvoiceEventTable {
+  id: Generated<number>;
+  irn: string;
+  at: string;
+  type: string;
+  detail: string;
+}
+
+export interface FiscalizationReportTable {
+  id: Generated<number>;
+  irn: string;
+  business_id: string;
+  report: string;
+  created_at: string;
+}
+
+export interface ProductTable {
+  hscode: string;
+  description: string;
+  section: string;
+  chapter: string;
+  product_category: string;
+}
+
+export interface ServiceTable {
+  code: string;
+  description: string;
+  section: string;
+  division: string;
+  service_category: string;
+}
+
+export interface Database {
+  businesses: BusinessTable;
+  api_keys: ApiKeyTable;
+  invoices: InvoiceTable;
+  invoice_events: InvoiceEventTable;
+  fiscalization_reports: FiscalizationReportTable;
+  products: ProductTable;
+  services: ServiceTable;
+}

@@ -1,0 +1,75 @@
+import { randomUUID } from "node:crypto";
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyPluginAsync } from "fastify";
+import type { Principal } from "../businesses/service.ts";
+import { createAjv } from "./ajv.ts";
+import { health } from "./envelope.ts";
+import { fromFrameworkError, routeNotFound, sendError, unauthorized } from "./error-mapper.ts";
+import { DomainError } from "./errors.ts";
+
+declare module "fastify" {
+  interface FastifyRequest {
+    principal: Principal;
+  }
+  interface FastifyContextConfig {
+    /** Names the operation in `error.handler`. */
+    handler?: string;
+    /** The envelope `message` when the request itself is malformed. */
+    failureMessage?: string;
+  }
+}
+
+export type AppDeps = {
+  logger: FastifyBaseLogger;
+  authenticate(apiKey: string | undefined, apiSecret: string | undefined): Promise<Principal | null>;
+  routes: FastifyPluginAsync[];
+};
+
+export const BODY_LIMIT = 1024 * 1024;
+
+const header = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);
+
+export async function buildApp(deps: AppDeps) {
+  const app = Fastify({
+    loggerInstance: deps.logger,
+    bodyLimit: BODY_LIMIT,
+    genReqId: () => randomUUID(),
+    routerOptions: { maxParamLength: 200, ignoreTrailingSlash: true },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  const bodyAjv = createAjv("body");
+  const textAjv = createAjv("text");
+  app.setValidatorCompiler(({ schema, httpPart }) =>
+    (httpPart === "body" ? bodyAjv : textAjv).compile(schema as object),
+  );
+
+  app.decorateRequest("principal", null as unknown as Principal);
+
+  // Every endpoint, the health check included, answers 401 without valid credentials (the spec lists
+  // a 401 for each); unknown routes answer 404 whatever the credentials.
+  app.addHook("onRequest", async (request) => {
+    if (request.is404) return;
+    const principal = await deps.authenticate(
+      header(request.headers["api-key"]),
+      header(request.headers["api-secret"]),
+    );
+    if (!principal) throw unauthorized();
+    request.principal = principal;
+  });
+
+  app.setErrorHandler((err: FastifyError, request, reply) => {
+    const domain = err instanceof DomainError ? err : fromFrameworkError(err, request);
+    if (domain.code === "internal") request.log.error({ err }, "unhandled error");
+    return sendError(reply, domain, request.routeOptions.config?.handler ?? "einvoice");
+  });
+
+  app.setNotFoundHandler((request, reply) =>
+    sendError(reply, routeNotFound(request.method, request.url), "router"),
+  );
+
+  app.get("/", { config: { handler: "health" } }, async () => health());
+  for (const routes of deps.routes) await app.register(routes);
+  return app;
+}
+
+export type App = Awaited<ReturnType<typeof buildApp>>;

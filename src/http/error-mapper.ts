@@ -1,0 +1,126 @@
+import { randomUUID } from "node:crypto";
+import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
+import { DomainError, ERROR_STATUS, schemaViolations, summarize } from "./errors.ts";
+
+const UNAUTHORIZED_DETAILS =
+  "API credentials are invalid or missing: send the API-KEY and API-SECRET headers";
+
+type ErrorBody = {
+  status: false;
+  code: number;
+  message: string;
+  data: null;
+  error?: Record<string, unknown> | [];
+  timestamp: string;
+};
+
+/** The single place where any failure becomes the spec's error envelope. */
+export function toErrorBody(err: DomainError, handler: string): ErrorBody {
+  const code = ERROR_STATUS[err.code];
+  const base = {
+    status: false as const,
+    code,
+    message: err.message,
+    data: null,
+    timestamp: new Date().toISOString(),
+  };
+  switch (err.code) {
+    case "unauthorized":
+      return { ...base, error: { details: err.details } };
+    case "irn_exists":
+      return { ...base, error: [] };
+    case "route_not_found":
+      return base;
+    default:
+      return {
+        ...base,
+        error: {
+          id: randomUUID(),
+          handler,
+          details: err.details,
+          public_message: err.publicMessage ?? err.details,
+          ...(err.violations ? { violations: err.violations } : {}),
+        },
+      };
+  }
+}
+
+export function unauthorized(): DomainError {
+  return new DomainError("unauthorized", { message: "Unauthorized", details: UNAUTHORIZED_DETAILS });
+}
+
+export function routeNotFound(method: string, url: string): DomainError {
+  const path = url.split("?")[0] ?? url;
+  return new DomainError("route_not_found", {
+    message: `Route ${method}:${path} not found: no route was found for this method and path`,
+    details: "no route",
+  });
+}
+
+/** Framework and parser failures, translated into domain errors with a precise reason. */
+export function fromFrameworkError(err: FastifyError, request: FastifyRequest): DomainError {
+  if (err instanceof DomainError) return err;
+  const failureMessage = request.routeOptions.config?.failureMessage ?? "Invalid request";
+  if (err.validation) {
+    const where = err.validationContext === "body" ? "" : (err.validationContext ?? "");
+    const violations = schemaViolations(err.validation, where);
+    return new DomainError("bad_request", {
+      message: failureMessage,
+      details: summarize(violations),
+      violations,
+    });
+  }
+  switch (err.code) {
+    case "FST_ERR_CTP_BODY_TOO_LARGE":
+      return new DomainError("payload_too_large", {
+        message: "Request body too large",
+        details: "the request body exceeds the limit of 1 MiB",
+      });
+    case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
+      return new DomainError("unsupported_media_type", {
+        message: "Unsupported media type",
+        details: `Content-Type '${request.headers["content-type"] ?? ""}' is not supported: send application/json`,
+      });
+    case "FST_ERR_CTP_EMPTY_JSON_BODY":
+      return new DomainError("bad_request", {
+        message: failureMessage,
+        details: "the request body is empty: send a JSON object",
+      });
+    case "FST_ERR_CTP_INVALID_JSON_BODY":
+    case "FST_ERR_CTP_INVALID_CONTENT_LENGTH":
+      return new DomainError("bad_request", {
+        message: failureMessage,
+        details: `the request body is not valid JSON: ${err.message}`,
+      });
+  }
+  if (err instanceof SyntaxError) {
+    return new DomainError("bad_request", {
+      message: failureMessage,
+      details: `the request body is not valid JSON: ${err.message}`,
+    });
+  }
+  const status = err.statusCode ?? 500;
+  if (status >= 400 && status < 500) {
+    return new DomainError(
+      status === 404 ? "not_found" : status === 413 ? "payload_too_large" : "bad_request",
+      {
+        message: failureMessage,
+        details: err.message,
+      },
+    );
+  }
+  return new DomainError("internal", {
+    message: "Internal server error",
+    details: "an unexpected error occurred; it has been logged with this error id",
+  });
+}
+
+export function sendError(reply: FastifyReply, err: DomainError, handler: string): FastifyReply {
+  const body = toErrorBody(err, handler);
+  if (err.retryAfter !== undefined) void reply.header("retry-after", String(err.retryAfter));
+  if (body.code >= 500) {
+    const id = body.error && !Array.isArray(body.error) ? body.error.id : undefined;
+    reply.request.log.error({ errorId: id }, "request failed");
+  }
+  return reply.code(body.code).type("application/json; charset=utf-8").send(body);
+}

@@ -1,0 +1,84 @@
+import type { Db, Executor } from "../db/database.ts";
+import type { InvoiceTable } from "../db/schema.ts";
+
+export type InvoiceEvent = { at: string; type: string; detail: Record<string, unknown> };
+
+/** SQLite and PostgreSQL report a primary-key clash differently; both mean "IRN already exists". */
+export function isUniqueViolation(err: unknown): boolean {
+  const code = (err as { code?: unknown }).code;
+  return code === "SQLITE_CONSTRAINT_PRIMARYKEY" || code === "SQLITE_CONSTRAINT_UNIQUE" || code === "23505";
+}
+
+export function invoiceRepository(db: Db) {
+  return {
+    /** Throws a unique violation when the IRN exists: the constraint, not a prior read, decides. */
+    async insert(row: InvoiceTable, tx: Executor = db): Promise<void> {
+      await tx.insertInto("invoices").values(row).execute();
+    },
+
+    async find(irn: string, businessId: string, tx: Executor = db): Promise<InvoiceTable | undefined> {
+      return tx
+        .selectFrom("invoices")
+        .selectAll()
+        .where("irn", "=", irn)
+        .where("business_id", "=", businessId)
+        .executeTakeFirst();
+    },
+
+    async exists(irn: string, tx: Executor = db): Promise<boolean> {
+      return (
+        (await tx.selectFrom("invoices").select("irn").where("irn", "=", irn).executeTakeFirst()) !==
+        undefined
+      );
+    },
+
+    async setStatus(
+      irn: string,
+      change: Partial<Pick<InvoiceTable, "status" | "transmitted_at" | "authority_reference">> & {
+        updated_at: string;
+      },
+      tx: Executor = db,
+    ): Promise<void> {
+      await tx.updateTable("invoices").set(change).where("irn", "=", irn).execute();
+    },
+
+    /** Compare-and-set on the payment status, so two concurrent updates cannot both win. */
+    async setPaymentStatus(
+      irn: string,
+      from: string,
+      to: { payment_status: string; payment_reference: string | null; updated_at: string },
+      tx: Executor = db,
+    ): Promise<boolean> {
+      const result = await tx
+        .updateTable("invoices")
+        .set(to)
+        .where("irn", "=", irn)
+        .where("payment_status", "=", from)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) === 1;
+    },
+
+    async addEvent(irn: string, event: InvoiceEvent, tx: Executor = db): Promise<void> {
+      await tx
+        .insertInto("invoice_events")
+        .values({ irn, at: event.at, type: event.type, detail: JSON.stringify(event.detail) })
+        .execute();
+    },
+
+    async events(irn: string, tx: Executor = db): Promise<InvoiceEvent[]> {
+      const rows = await tx
+        .selectFrom("invoice_events")
+        .select(["at", "type", "detail"])
+        .where("irn", "=", irn)
+        .orderBy("id")
+        .execute();
+      return rows.map((r) => ({
+        at: r.at,
+        type: r.type,
+        detail: JSON.parse(r.detail) as Record<string, unknown>,
+      }));
+    },
+  };
+}
+
+export type InvoiceRepository = ReturnType<typeof invoiceRepository>;

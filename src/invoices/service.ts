@@ -1,0 +1,326 @@
+import type { BusinessRepository } from "../businesses/repository.ts";
+import type { Principal } from "../businesses/service.ts";
+import type { Db } from "../db/database.ts";
+import type { InvoiceTable } from "../db/schema.ts";
+import { DomainError, summarize, type Violation } from "../http/errors.ts";
+import type { Sealer } from "../keys/sealer.ts";
+import type { PaymentStatus } from "../reference/data.ts";
+import { irnProblem } from "../signing/irn.ts";
+import type { AuthorityConnector } from "../transmission/authority.ts";
+import { type InvoiceRepository, isUniqueViolation } from "./repository.ts";
+import { type InvoiceDocument, SEALED_FIELDS } from "./schema.ts";
+import type { InvoiceValidator } from "./validation.ts";
+
+export type InvoiceStatus = "SIGNED" | "TRANSMITTING" | "TRANSMITTED" | "TRANSMISSION_FAILED";
+
+const INVALID_INVOICE = "Failed to validate invoice";
+
+function validationFailed(violations: Violation[]): DomainError {
+  return new DomainError("validation_failed", {
+    message: INVALID_INVOICE,
+    details: summarize(violations),
+    publicMessage: `The invoice was not accepted: ${violations.length} problem(s) found; see error.violations for each field.`,
+    violations,
+  });
+}
+
+function notFound(irn: string): DomainError {
+  // The same answer whether the IRN is unknown or belongs to another business: nothing leaks.
+  return new DomainError("not_found", {
+    message: "Invoice not found",
+    details: `no invoice with IRN '${irn}' is registered for this business`,
+  });
+}
+
+export function invoiceService(deps: {
+  db: Db;
+  invoices: InvoiceRepository;
+  businesses: Pick<BusinessRepository, "findById">;
+  sealer: Sealer;
+  validate: InvoiceValidator;
+  authority: AuthorityConnector;
+}) {
+  const { db, invoices, businesses, sealer, validate, authority } = deps;
+
+  /** Validates a submitted document for the caller; returns it typed, with any warnings. */
+  async function check(principal: Principal, body: unknown) {
+    const claimed =
+      typeof body === "object" && body !== null ? (body as Record<string, unknown>).business_id : undefined;
+    const business =
+      typeof claimed === "string" && claimed === principal.businessId
+        ? await businesses.findById(claimed)
+        : undefined;
+    const { errors, warnings } = validate(body, { business });
+    if (typeof claimed === "string" && !business) {
+      errors.unshift({
+        path: "business_id",
+        rule: "business_exists",
+        message: `business '${claimed}' does not exist or is not the business of these API credentials`,
+        actual: claimed,
+      });
+    }
+    if (errors.length > 0) throw validationFailed(errors);
+    return { document: body as InvoiceDocument, warnings };
+  }
+
+  function toRow(document: InvoiceDocument, businessId: string, now: string): InvoiceTable {
+    const open: Record<string, unknown> = { ...document };
+    const secret: Record<string, unknown> = {};
+    for (const field of SEALED_FIELDS) {
+      if (field in open) {
+        secret[field] = open[field];
+        delete open[field];
+      }
+    }
+    return {
+      irn: document.irn,
+      business_id: businessId,
+      status: "SIGNED",
+      payment_status: document.payment_status ?? "PENDING",
+      payment_reference: null,
+      invoice_type_code: document.invoice_type_code,
+      issue_date: document.issue_date,
+      supplier_tin: document.accounting_supplier_party.tin,
+      customer_tin: document.accounting_customer_party.tin ?? null,
+      document: JSON.stringify(open),
+      sealed: Object.keys(secret).length > 0 ? sealer.seal(JSON.stringify(secret), document.irn) : null,
+      signed_at: now,
+      transmitted_at: null,
+      authority_reference: null,
+      updated_at: now,
+    };
+  }
+
+  function readDocument(row: InvoiceTable): Record<string, unknown> {
+    const document = JSON.parse(row.document) as Record<string, unknown>;
+    if (row.sealed) Object.assign(document, JSON.parse(sealer.open(row.sealed, row.irn)));
+    return document;
+  }
+
+  async function register(principal: Principal, body: unknown, transmitting: boolean) {
+    const { document, warnings } = await check(principal, body);
+    const now = new Date().toISOString();
+    const row = toRow(document, principal.businessId, now);
+    if (transmitting) row.status = "TRANSMITTING";
+    try {
+      await db.transaction().execute(async (tx) => {
+        await invoices.insert(row, tx);
+        await invoices.addEvent(
+          row.irn,
+          { at: now, type: "signed", detail: { payment_status: row.payment_status } },
+          tx,
+        );
+        if (transmitting)
+          await invoices.addEvent(row.irn, { at: now, type: "transmission_queued", detail: {} }, tx);
+      });
+    } catch (err) {
+      if (isUniqueViolation(err)) {
+        throw new DomainError("irn_exists", {
+          message: "IRN already exists.",
+          details: `IRN '${row.irn}' is already registered`,
+        });
+      }
+      throw err;
+    }
+    return { row, document, warnings };
+  }
+
+  async function deliver(row: InvoiceTable, document: Record<string, unknown>): Promise<void> {
+    let receipt: Awaited<ReturnType<AuthorityConnector["deliver"]>>;
+    try {
+      receipt = await authority.deliver({ irn: row.irn, businessId: row.business_id, document });
+    } catch (err) {
+      const at = new Date().toISOString();
+      const reason = err instanceof Error ? err.message : String(err);
+      await db.transaction().execute(async (tx) => {
+        await invoices.setStatus(row.irn, { status: "TRANSMISSION_FAILED", updated_at: at }, tx);
+        await invoices.addEvent(
+          row.irn,
+          { at, type: "transmission_failed", detail: { authority: authority.name, error: reason } },
+          tx,
+        );
+      });
+      throw new DomainError("unavailable", {
+        message: "Transmission failed",
+        details: `the tax authority did not accept the invoice (${reason}); call transmit again to retry`,
+        retryAfter: 30,
+      });
+    }
+    await db.transaction().execute(async (tx) => {
+      await invoices.setStatus(
+        row.irn,
+        {
+          status: "TRANSMITTED",
+          transmitted_at: receipt.at,
+          authority_reference: receipt.reference,
+          updated_at: receipt.at,
+        },
+        tx,
+      );
+      await invoices.addEvent(
+        row.irn,
+        {
+          at: receipt.at,
+          type: "transmitted",
+          detail: { authority: authority.name, reference: receipt.reference },
+        },
+        tx,
+      );
+    });
+  }
+
+  async function load(principal: Principal, irn: string): Promise<InvoiceTable> {
+    const row = await invoices.find(irn, principal.businessId);
+    if (!row) throw notFound(irn);
+    return row;
+  }
+
+  return {
+    async validate(principal: Principal, body: unknown) {
+      const { warnings } = await check(principal, body);
+      return { warnings };
+    },
+
+    async sign(principal: Principal, body: unknown) {
+      const { warnings } = await register(principal, body, false);
+      return { warnings };
+    },
+
+    async signAndTransmit(principal: Principal, body: unknown) {
+      const { row, document, warnings } = await register(principal, body, true);
+      await deliver(row, document as Record<string, unknown>);
+      return { warnings };
+    },
+
+    /** Transmitting an invoice the authority already holds sends nothing again. */
+    async transmit(principal: Principal, irn: string) {
+      const row = await load(principal, irn);
+      if (row.status === "TRANSMITTED") return { alreadyTransmitted: true };
+      const at = new Date().toISOString();
+      await db.transaction().execute(async (tx) => {
+        await invoices.setStatus(irn, { status: "TRANSMITTING", updated_at: at }, tx);
+        await invoices.addEvent(irn, { at, type: "transmission_queued", detail: {} }, tx);
+      });
+      await deliver(row, readDocument(row));
+      return { alreadyTransmitted: false };
+    },
+
+    async record(principal: Principal, irn: string) {
+      const row = await load(principal, irn);
+      const history = await invoices.events(irn);
+      return {
+        irn: row.irn,
+        business_id: row.business_id,
+        status: row.status as InvoiceStatus,
+        payment_status: row.payment_status as PaymentStatus,
+        payment_reference: row.payment_reference,
+        invoice_type_code: row.invoice_type_code,
+        issue_date: row.issue_date,
+        signed_at: row.signed_at,
+        transmitted_at: row.transmitted_at,
+        authority_reference: row.authority_reference,
+        updated_at: row.updated_at,
+        document: readDocument(row),
+        history,
+      };
+    },
+
+    async simple(principal: Principal, irn: string) {
+      const row = await load(principal, irn);
+      return {
+        ...readDocument(row),
+        status: row.status as InvoiceStatus,
+        payment_status: row.payment_status as PaymentStatus,
+      };
+    },
+
+    async lookup(principal: Principal, irn: string) {
+      const row = await load(principal, irn);
+      return {
+        irn: row.irn,
+        business_id: row.business_id,
+        status: row.status as InvoiceStatus,
+        payment_status: row.payment_status as PaymentStatus,
+        payment_reference: row.payment_reference,
+        signed_at: row.signed_at,
+        transmitted_at: row.transmitted_at,
+        authority_reference: row.authority_reference,
+      };
+    },
+
+    /** PENDING → PAID | REJECTED; the current value again is a no-op; PAID and REJECTED are final. */
+    async updatePayment(
+      principal: Principal,
+      irn: string,
+      change: { payment_status: PaymentStatus; reference?: string | undefined },
+    ) {
+      for (;;) {
+        const row = await load(principal, irn);
+        if (row.payment_status === change.payment_status) return { changed: false };
+        if (row.payment_status !== "PENDING") {
+          throw new DomainError("bad_request", {
+            message: "Failed to update invoice",
+            details: `payment_status is ${row.payment_status}, which is final: it cannot change to ${change.payment_status}`,
+            violations: [
+              {
+                path: "payment_status",
+                rule: "payment_transition",
+                message: `${row.payment_status} is final; only PENDING may change (to PAID or REJECTED)`,
+                expected: row.payment_status,
+                actual: change.payment_status,
+              },
+            ],
+          });
+        }
+        const at = new Date().toISOString();
+        const reference = change.reference ?? null;
+        const won = await db.transaction().execute(async (tx) => {
+          const ok = await invoices.setPaymentStatus(
+            irn,
+            row.payment_status,
+            { payment_status: change.payment_status, payment_reference: reference, updated_at: at },
+            tx,
+          );
+          if (ok) {
+            await invoices.addEvent(
+              irn,
+              {
+                at,
+                type: "payment_updated",
+                detail: { from: row.payment_status, to: change.payment_status, reference },
+              },
+              tx,
+            );
+          }
+          return ok;
+        });
+        // Lost a race with another update: decide again against the value that won.
+        if (won) return { changed: true };
+      }
+    },
+
+    /** The IRN fits the business's template and is not registered yet. */
+    async validateIrn(principal: Principal, input: { irn: string; business_id: string }) {
+      const business =
+        input.business_id === principal.businessId ? await businesses.findById(input.business_id) : undefined;
+      const fail = (reason: string) =>
+        new DomainError("irn_invalid", {
+          message: "error has occurred",
+          details: `IRN validation failed for business ${input.business_id}: ${reason}`,
+          publicMessage:
+            "IRN validation failed. Check the IRN's format and confirm this is not a duplicate request.",
+        });
+      if (!business)
+        throw fail("the business does not exist or is not the business of these API credentials");
+      const problem = irnProblem(input.irn, business.service_id);
+      if (problem) throw fail(problem);
+      if (await invoices.exists(input.irn)) throw fail(`IRN '${input.irn}' is already registered`);
+      return { ok: true as const };
+    },
+
+    /** For other domains (reports): the invoice, if it belongs to the caller. */
+    find: (principal: Principal, irn: string) => invoices.find(irn, principal.businessId),
+  };
+}
+
+export type InvoiceService = ReturnType<typeof invoiceService>;

@@ -1,0 +1,151 @@
+import fs from "node:fs";
+import path from "node:path";
+import pino from "pino";
+import { businessRepository } from "./businesses/repository.ts";
+import { businessService } from "./businesses/service.ts";
+import type { Config } from "./config.ts";
+import { openDatabase } from "./db/database.ts";
+import { migrateToLatest, pendingMigrations } from "./db/migrations.ts";
+import { buildApp } from "./http/app.ts";
+import { invoiceRepository } from "./invoices/repository.ts";
+import { invoiceRoutes } from "./invoices/routes.ts";
+import { invoiceService } from "./invoices/service.ts";
+import { invoiceValidator } from "./invoices/validation.ts";
+import { loadKeyring } from "./keys/keyring.ts";
+import { createSealer } from "./keys/sealer.ts";
+import { catalogRepository } from "./reference/catalog-repository.ts";
+import { referenceRoutes } from "./reference/routes.ts";
+import { referenceService } from "./reference/service.ts";
+import { reportRepository } from "./reports/repository.ts";
+import { reportRoutes } from "./reports/routes.ts";
+import { reportService } from "./reports/service.ts";
+import { builtinAuthority } from "./transmission/authority.ts";
+
+export type Logger = pino.Logger;
+
+/** The composition root: configuration in, every service wired with exactly what it needs. */
+export async function createContext(config: Config) {
+  const db = openDatabase(config.database);
+  try {
+    if (config.mode === "production") {
+      const pending = await pendingMigrations(db);
+      if (pending.length > 0) {
+        throw new Error(
+          `the database schema is behind this version (pending: ${pending.join(", ")}); run \`npx einvoice migrate\``,
+        );
+      }
+    } else {
+      await migrateToLatest(db);
+    }
+  } catch (err) {
+    await db.destroy();
+    throw err;
+  }
+  const keyring = loadKeyring(config);
+  const sealer = createSealer(keyring.dataKeys);
+
+  const businessesRepo = businessRepository(db);
+  const invoicesRepo = invoiceRepository(db);
+  const catalog = catalogRepository(db);
+
+  const businesses = businessService({ db, businesses: businessesRepo, pepper: keyring.pepper });
+  const reference = referenceService({ catalog });
+  const invoices = invoiceService({
+    db,
+    invoices: invoicesRepo,
+    businesses: businessesRepo,
+    sealer,
+    validate: invoiceValidator(),
+    authority: builtinAuthority(),
+  });
+  const reports = reportService({ db, reports: reportRepository(db), invoices: invoicesRepo });
+
+  return { config, db, businesses, reference, invoices, reports, close: () => db.destroy() };
+}
+
+export type Context = Awaited<ReturnType<typeof createContext>>;
+
+export function createLogger(
+  config: Pick<Config, "logLevel">,
+  destination: "stdout" | "stderr" = "stdout",
+): Logger {
+  return pino(
+    { level: config.logLevel },
+    pino.destination({ fd: destination === "stdout" ? 1 : 2, sync: false }),
+  );
+}
+
+export function createServer(ctx: Context, logger: Logger) {
+  return buildApp({
+    logger,
+    authenticate: ctx.businesses.authenticate,
+    routes: [
+      referenceRoutes({ reference: ctx.reference }),
+      invoiceRoutes({ invoices: ctx.invoices }),
+      reportRoutes({ reports: ctx.reports }),
+    ],
+  });
+}
+
+export type SandboxCredentials = {
+  business_id: string;
+  service_id: string;
+  api_key: string;
+  api_secret: string;
+};
+
+/** On an empty sandbox database: a demo business and credentials, printed and written beside the data. */
+export async function seedSandbox(
+  ctx: Context,
+): Promise<{ created: boolean; credentials?: SandboxCredentials; file: string }> {
+  const file = path.join(ctx.config.dataDir, "sandbox-credentials.json");
+  if ((await ctx.businesses.count()) > 0) {
+    const credentials = fs.existsSync(file)
+      ? (JSON.parse(fs.readFileSync(file, "utf8")) as SandboxCredentials)
+      : undefined;
+    return credentials ? { created: false, credentials, file } : { created: false, file };
+  }
+  const business = await ctx.businesses.add({ name: "Demo Trading Ltd", tin: "12345678-0001" });
+  const key = await ctx.businesses.createKey(business.business_id);
+  const credentials = {
+    business_id: business.business_id,
+    service_id: business.service_id,
+    api_key: key.api_key,
+    api_secret: key.api_secret,
+  };
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600 });
+  return { created: true, credentials, file };
+}
+
+/** `npm start` / `einvoice serve`: the API on PORT, until SIGINT or SIGTERM. */
+export async function serve(config: Config): Promise<void> {
+  const logger = createLogger(config);
+  const ctx = await createContext(config);
+  const app = await createServer(ctx, logger);
+  if (config.mode === "sandbox") {
+    const seeded = await seedSandbox(ctx);
+    if (seeded.credentials) {
+      const c = seeded.credentials;
+      process.stderr.write(
+        `\nSandbox ${seeded.created ? "created" : "ready"}. Demo credentials (also in ${seeded.file}):\n` +
+          `  business_id  ${c.business_id}\n  service_id   ${c.service_id}\n` +
+          `  API-KEY      ${c.api_key}\n  API-SECRET   ${c.api_secret}\n\n`,
+      );
+    }
+  }
+  let closing = false;
+  const shutdown = async (signal: string) => {
+    if (closing) return;
+    closing = true;
+    logger.info({ signal }, "shutting down");
+    await app.close();
+    await ctx.close();
+    logger.flush();
+    process.exit(0);
+  };
+  process.once("SIGINT", () => void shutdown("SIGINT"));
+  process.once("SIGTERM", () => void shutdown("SIGTERM"));
+  const address = await app.listen({ port: config.port, host: config.host });
+  logger.info({ address, mode: config.mode, database: config.database.engine }, "e-invoicing API listening");
+}

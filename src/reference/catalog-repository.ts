@@ -1,0 +1,144 @@
+import { type SelectQueryBuilder, sql } from "kysely";
+import type { Db, Executor } from "../db/database.ts";
+import type { Database, ProductTable, ServiceTable } from "../db/schema.ts";
+
+export type Page = { start: number; length: number };
+export type ProductFilter = {
+  hscode?: string;
+  description?: string;
+  product_category?: string;
+  search?: string;
+};
+export type ServiceFilter = { code?: string; description?: string; search?: string };
+
+/** `LIKE` pattern matching `text` literally, case-insensitively on both engines (callers lower-case). */
+function contains(text: string): string {
+  return `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+function prefix(text: string): string {
+  return `${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+/** Digits of an HS code as the user typed it (`2523`, `2523.29`, `252329`) → a prefix of `XXXX.XX`. */
+function hsPrefix(input: string): string {
+  const digits = input.replace(/\D/g, "");
+  return digits.length <= 4 ? digits : `${digits.slice(0, 4)}.${digits.slice(4)}`;
+}
+
+function likeEscaped(column: string, pattern: string) {
+  return sql<boolean>`lower(${sql.ref(column)}) like ${pattern} escape '\\'`;
+}
+
+export function catalogRepository(db: Db) {
+  function productWhere(query: SelectQueryBuilder<Database, "products", object>, f: ProductFilter) {
+    let q = query;
+    if (f.hscode) q = q.where("hscode", "like", prefix(hsPrefix(f.hscode)));
+    if (f.description) {
+      const pattern = contains(f.description);
+      q = q.where(() => likeEscaped("description", pattern));
+    }
+    if (f.product_category) {
+      const category = f.product_category;
+      const pattern = contains(category);
+      q = q.where((eb) =>
+        eb.or([
+          eb("section", "=", category.toUpperCase()),
+          eb("chapter", "=", category),
+          likeEscaped("product_category", pattern),
+        ]),
+      );
+    }
+    if (f.search) {
+      const pattern = contains(f.search);
+      const digits = f.search.replace(/\D/g, "");
+      q = q.where((eb) =>
+        eb.or([
+          likeEscaped("description", pattern),
+          ...(digits.length >= 2 ? [eb("hscode", "like", prefix(hsPrefix(f.search as string)))] : []),
+        ]),
+      );
+    }
+    return q;
+  }
+
+  function serviceWhere(query: SelectQueryBuilder<Database, "services", object>, f: ServiceFilter) {
+    let q = query;
+    if (f.code) q = q.where("code", "like", prefix(f.code));
+    if (f.description) {
+      const pattern = contains(f.description);
+      q = q.where(() => likeEscaped("description", pattern));
+    }
+    if (f.search) {
+      const pattern = contains(f.search);
+      const search = f.search;
+      q = q.where((eb) => eb.or([likeEscaped("description", pattern), eb("code", "like", prefix(search))]));
+    }
+    return q;
+  }
+
+  const count = async (q: SelectQueryBuilder<Database, "products" | "services", object>) =>
+    Number((await q.select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow()).n);
+
+  return {
+    async products(filter: ProductFilter, page: Page) {
+      const base = db.selectFrom("products");
+      const filtered = productWhere(base, filter);
+      const [total, matching, rows] = await Promise.all([
+        count(base),
+        count(filtered),
+        filtered
+          .select(["hscode", "description", "product_category", "section", "chapter"])
+          .orderBy("hscode")
+          .offset(page.start)
+          .limit(page.length)
+          .execute(),
+      ]);
+      return { total, matching, rows };
+    },
+
+    async services(filter: ServiceFilter, page: Page) {
+      return serviceWhere(db.selectFrom("services"), filter)
+        .select(["code", "description", "service_category", "section", "division"])
+        .orderBy("code")
+        .offset(page.start)
+        .limit(page.length)
+        .execute();
+    },
+
+    async productExists(hscode: string, tx: Executor = db): Promise<boolean> {
+      return (
+        (await tx.selectFrom("products").select("hscode").where("hscode", "=", hscode).executeTakeFirst()) !==
+        undefined
+      );
+    },
+
+    /** Replaces a whole catalog in one transaction: readers see the old one or the new one, never a mix. */
+    async replace(
+      catalog:
+        | { table: "products"; rows: readonly ProductTable[] }
+        | { table: "services"; rows: readonly ServiceTable[] },
+      onProgress?: (done: number) => void,
+    ): Promise<void> {
+      const batch = 500;
+      await db.transaction().execute(async (tx) => {
+        await tx.deleteFrom(catalog.table).execute();
+        for (let i = 0; i < catalog.rows.length; i += batch) {
+          if (catalog.table === "products") {
+            await tx
+              .insertInto("products")
+              .values(catalog.rows.slice(i, i + batch))
+              .execute();
+          } else {
+            await tx
+              .insertInto("services")
+              .values(catalog.rows.slice(i, i + batch))
+              .execute();
+          }
+          onProgress?.(Math.min(i + batch, catalog.rows.length));
+        }
+      });
+    },
+  };
+}
+
+export type CatalogRepository = ReturnType<typeof catalogRepository>;
