@@ -1,0 +1,106 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import type { TestContext } from "node:test";
+import { fileURLToPath } from "node:url";
+import pino from "pino";
+import { loadConfig } from "../src/config.ts";
+import { type Context, createContext, createServer } from "../src/main.ts";
+
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+
+/** The shared fixtures and catalogs live beside the repository, not in it. */
+export const SHARED_DIR = path.resolve(
+  process.env.EINVOICE_SHARED_DIR ?? path.join(REPO_ROOT, "..", "shared"),
+);
+if (!fs.existsSync(path.join(SHARED_DIR, "fixtures"))) {
+  throw new Error(
+    `shared fixtures not found in ${SHARED_DIR}: set EINVOICE_SHARED_DIR to the folder holding fixtures/ and data/`,
+  );
+}
+export const HS_CSV = path.join(SHARED_DIR, "data", "hs2022", "harmonized-system.csv");
+export const ISIC_JSON = path.join(SHARED_DIR, "data", "isic4", "isic4-en.json");
+
+export function tempDir(t: TestContext): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "einvoice-test-"));
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** A real app on a fresh SQLite file, closed and removed when the test ends. */
+export async function build(t: TestContext, env: Record<string, string> = {}) {
+  const dir = tempDir(t);
+  const config = loadConfig({
+    EINVOICE_DATABASE_URL: `sqlite:${path.join(dir, "einvoice.db")}`,
+    EINVOICE_LOG_LEVEL: "silent",
+    ...env,
+  });
+  const ctx = await createContext(config);
+  const app = await createServer(ctx, pino({ level: "silent" }));
+  t.after(async () => {
+    await app.close();
+    await ctx.close();
+  });
+  return { app, ctx, dir, config, dbFile: path.join(dir, "einvoice.db") };
+}
+
+export type Tenant = {
+  business_id: string;
+  service_id: string;
+  tin: string;
+  api_key: string;
+  api_secret: string;
+  headers: Record<string, string>;
+};
+
+let tenants = 0;
+
+/** A fresh business with its own credentials: no test shares mutable state with another. */
+export async function tenant(ctx: Context, opts: { serviceId?: string; tin?: string } = {}): Promise<Tenant> {
+  tenants += 1;
+  const tin = opts.tin ?? "20198222-0002";
+  const business = await ctx.businesses.add({
+    name: `Test Business ${tenants}`,
+    tin,
+    serviceId: opts.serviceId,
+  });
+  const key = await ctx.businesses.createKey(business.business_id);
+  return {
+    business_id: business.business_id,
+    service_id: business.service_id,
+    tin,
+    api_key: key.api_key,
+    api_secret: key.api_secret,
+    headers: { "api-key": key.api_key, "api-secret": key.api_secret },
+  };
+}
+
+export type Json = Record<string, unknown>;
+
+/** A fixture from the shared folder with the tenant's ids in place of the placeholders. */
+export function fixture(
+  name: "invoice-full" | "invoice-minimal" | "report-fiscalization",
+  who: Pick<Tenant, "business_id" | "service_id">,
+): Json {
+  const text = fs
+    .readFileSync(path.join(SHARED_DIR, "fixtures", `${name}.json`), "utf8")
+    .replaceAll("{{BUSINESS_ID}}", who.business_id)
+    .replaceAll("{{SERVICE_ID}}", who.service_id);
+  return JSON.parse(text) as Json;
+}
+
+let sequence = 0;
+
+/** The full fixture under a fresh IRN (same issue date), for tests that sign many invoices. */
+export function freshInvoice(
+  who: Pick<Tenant, "business_id" | "service_id">,
+  base: "invoice-full" | "invoice-minimal" = "invoice-full",
+): Json {
+  const doc = fixture(base, who);
+  sequence += 1;
+  const date = String(doc.issue_date).replaceAll("-", "");
+  doc.irn = `T${process.pid}N${sequence}-${who.service_id}-${date}`;
+  return doc;
+}
+
+export const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
