@@ -18,7 +18,8 @@ test("business B's credential cannot read, transmit, update, report or sign for 
   const missing = `NOPE1-${a.service_id}-20261115`;
 
   // For each endpoint that takes an IRN, B gets exactly what it gets for an IRN that does not exist.
-  const byIrn = (id: string) => [
+  type Req = { method: "GET" | "PATCH" | "POST"; url: string; payload?: Json };
+  const byIrn = (id: string): Req[] => [
     { method: "GET" as const, url: `${API}/${id}` },
     { method: "GET" as const, url: `${API}/${id}/simple` },
     { method: "GET" as const, url: `${API}/lookup/${id}` },
@@ -40,12 +41,12 @@ test("business B's credential cannot read, transmit, update, report or sign for 
   const id = (x: string) => x;
   const real = byIrn(irn);
   const fake = byIrn(missing);
-  for (let i = 0; i < real.length; i++) {
-    const theirs = await app.inject({ ...real[i], headers: b.headers } as Parameters<typeof app.inject>[0]);
-    const none = await app.inject({ ...fake[i], headers: b.headers } as Parameters<typeof app.inject>[0]);
-    assert.ok(theirs.statusCode >= 400 && theirs.statusCode < 500, `${real[i]?.url}: ${theirs.statusCode}`);
-    assert.equal(theirs.statusCode, none.statusCode, real[i]?.url);
-    assert.equal(strip(theirs.json()), strip(none.json()), real[i]?.url);
+  for (const [i, req] of real.entries()) {
+    const theirs = await app.inject({ ...req, headers: b.headers });
+    const none = await app.inject({ ...(fake[i] as Req), headers: b.headers });
+    assert.ok(theirs.statusCode >= 400 && theirs.statusCode < 500, `${req.url}: ${theirs.statusCode}`);
+    assert.equal(theirs.statusCode, none.statusCode, req.url);
+    assert.equal(strip(theirs.json()), strip(none.json()), req.url);
   }
 
   // B cannot sign (or validate) in A's name, even with A's own valid document.
