@@ -19,6 +19,8 @@ const Env = Type.Object({
   EINVOICE_SECRET_PEPPER: Type.Optional(Type.String({ minLength: 1 })),
   /** `kid:base64key[,kid:base64key…]`, the first is the key new data is encrypted with. */
   EINVOICE_DATA_KEYS: Type.Optional(Type.String({ minLength: 1 })),
+  /** `base64(PEM)[,base64(PEM)…]` RSA private keys of the QR scheme, the first is current. */
+  EINVOICE_QR_KEYS: Type.Optional(Type.String({ minLength: 1 })),
 });
 
 export type Config = {
@@ -31,6 +33,7 @@ export type Config = {
   logLevel: Static<typeof Env>["EINVOICE_LOG_LEVEL"];
   secretPepper: string | undefined;
   dataKeys: string | undefined;
+  qrKeys: string | undefined;
 };
 
 export class ConfigError extends Error {}
@@ -66,11 +69,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logLevel: parsed.EINVOICE_LOG_LEVEL,
     secretPepper: parsed.EINVOICE_SECRET_PEPPER,
     dataKeys: parsed.EINVOICE_DATA_KEYS,
+    qrKeys: parsed.EINVOICE_QR_KEYS,
   };
   if (config.mode === "production") {
     const missing = [
       config.secretPepper ? null : "EINVOICE_SECRET_PEPPER",
       config.dataKeys ? null : "EINVOICE_DATA_KEYS",
+      config.qrKeys ? null : "EINVOICE_QR_KEYS",
     ].filter((v) => v !== null);
     if (missing.length > 0) {
       throw new ConfigError(`production mode needs its secrets configured: set ${missing.join(", ")}`);

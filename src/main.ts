@@ -19,6 +19,9 @@ import { referenceService } from "./reference/service.ts";
 import { reportRepository } from "./reports/repository.ts";
 import { reportRoutes } from "./reports/routes.ts";
 import { reportService } from "./reports/service.ts";
+import { qrCodec } from "./signing/qr.ts";
+import { qrService } from "./signing/qr-service.ts";
+import { signingRoutes } from "./signing/routes.ts";
 import { builtinAuthority } from "./transmission/authority.ts";
 
 export type Logger = pino.Logger;
@@ -43,6 +46,7 @@ export async function createContext(config: Config) {
   }
   const keyring = loadKeyring(config);
   const sealer = createSealer(keyring.dataKeys);
+  const qr = qrCodec(keyring.qrKeys);
 
   const businessesRepo = businessRepository(db);
   const invoicesRepo = invoiceRepository(db);
@@ -55,12 +59,15 @@ export async function createContext(config: Config) {
     invoices: invoicesRepo,
     businesses: businessesRepo,
     sealer,
+    qr,
     validate: invoiceValidator(),
     authority: builtinAuthority(),
   });
   const reports = reportService({ db, reports: reportRepository(db), invoices: invoicesRepo });
 
-  return { config, db, businesses, reference, invoices, reports, close: () => db.destroy() };
+  const qrCodes = qrService({ qr, businesses: businessesRepo, invoices: invoicesRepo });
+
+  return { config, db, businesses, reference, invoices, reports, qr, qrCodes, close: () => db.destroy() };
 }
 
 export type Context = Awaited<ReturnType<typeof createContext>>;
@@ -83,6 +90,7 @@ export function createServer(ctx: Context, logger: Logger) {
       referenceRoutes({ reference: ctx.reference }),
       invoiceRoutes({ invoices: ctx.invoices }),
       reportRoutes({ reports: ctx.reports }),
+      signingRoutes({ qr: ctx.qrCodes }),
     ],
   });
 }

@@ -12,6 +12,13 @@ export function businessRepository(db: Db) {
     async findByServiceId(serviceId: string, tx: Executor = db): Promise<BusinessTable | undefined> {
       return tx.selectFrom("businesses").selectAll().where("service_id", "=", serviceId).executeTakeFirst();
     },
+    async findByCertificate(certificate: string, tx: Executor = db): Promise<BusinessTable | undefined> {
+      return tx
+        .selectFrom("businesses")
+        .selectAll()
+        .where("certificate", "=", certificate)
+        .executeTakeFirst();
+    },
     async count(tx: Executor = db): Promise<number> {
       const row = await tx
         .selectFrom("businesses")

@@ -79,6 +79,25 @@ business
     );
   });
 
+business
+  .command("crypto-keys")
+  .description("export a business's QR crypto keys, like the authority's crypto_keys.txt")
+  .requiredOption("--business <id>", "business id")
+  .action(async (opts: { business: string }) => {
+    await withContext(async (ctx) => {
+      const found = await ctx.businesses.find(opts.business);
+      if (!found)
+        throw new DomainError("bad_request", {
+          message: "Invalid request",
+          details: `business ${opts.business} does not exist`,
+        });
+      return {
+        public_key: Buffer.from(ctx.qr.publicKeyPem).toString("base64"),
+        certificate: found.certificate,
+      };
+    });
+  });
+
 const key = program.command("key").description("manage API credentials");
 key
   .command("create")

@@ -14,7 +14,7 @@ const migrations: Record<string, Migration> = {
         .addColumn("name", "text", (c) => c.notNull())
         .addColumn("tin", "text", (c) => c.notNull())
         .addColumn("service_id", "text", (c) => c.notNull().unique())
-        .addColumn("certificate", "text", (c) => c.notNull())
+        .addColumn("certificate", "text", (c) => c.notNull().unique())
         .addColumn("created_at", "text", (c) => c.notNull())
         .execute();
 
@@ -44,6 +44,7 @@ const migrations: Record<string, Migration> = {
         .addColumn("signed_at", "text", (c) => c.notNull())
         .addColumn("transmitted_at", "text")
         .addColumn("authority_reference", "text")
+        .addColumn("qr_code", "text", (c) => c.notNull())
         .addColumn("updated_at", "text", (c) => c.notNull())
         .execute();
       await db.schema

@@ -36,6 +36,8 @@ export interface InvoiceTable {
   signed_at: string;
   transmitted_at: string | null;
   authority_reference: string | null;
+  /** The QR text printed on the invoice, fixed at signing. */
+  qr_code: string;
   updated_at: string;
 }
 

@@ -1,11 +1,12 @@
 import type { BusinessRepository } from "../businesses/repository.ts";
 import type { Principal } from "../businesses/service.ts";
 import type { Db } from "../db/database.ts";
-import type { InvoiceTable } from "../db/schema.ts";
+import type { BusinessTable, InvoiceTable } from "../db/schema.ts";
 import { DomainError, summarize, type Violation } from "../http/errors.ts";
 import type { Sealer } from "../keys/sealer.ts";
 import type { PaymentStatus } from "../reference/data.ts";
 import { irnProblem } from "../signing/irn.ts";
+import type { QrCodec } from "../signing/qr.ts";
 import type { AuthorityConnector } from "../transmission/authority.ts";
 import { type InvoiceRepository, isUniqueViolation } from "./repository.ts";
 import { type InvoiceDocument, SEALED_FIELDS } from "./schema.ts";
@@ -37,10 +38,11 @@ export function invoiceService(deps: {
   invoices: InvoiceRepository;
   businesses: Pick<BusinessRepository, "findById">;
   sealer: Sealer;
+  qr: Pick<QrCodec, "encrypt">;
   validate: InvoiceValidator;
   authority: AuthorityConnector;
 }) {
-  const { db, invoices, businesses, sealer, validate, authority } = deps;
+  const { db, invoices, businesses, sealer, qr, validate, authority } = deps;
 
   /** Validates a submitted document for the caller; returns it typed, with any warnings. */
   async function check(principal: Principal, body: unknown) {
@@ -59,11 +61,11 @@ export function invoiceService(deps: {
         actual: claimed,
       });
     }
-    if (errors.length > 0) throw validationFailed(errors);
-    return { document: body as InvoiceDocument, warnings };
+    if (errors.length > 0 || !business) throw validationFailed(errors);
+    return { document: body as InvoiceDocument, business, warnings };
   }
 
-  function toRow(document: InvoiceDocument, businessId: string, now: string): InvoiceTable {
+  function toRow(document: InvoiceDocument, business: BusinessTable, now: string): InvoiceTable {
     const open: Record<string, unknown> = { ...document };
     const secret: Record<string, unknown> = {};
     for (const field of SEALED_FIELDS) {
@@ -74,7 +76,7 @@ export function invoiceService(deps: {
     }
     return {
       irn: document.irn,
-      business_id: businessId,
+      business_id: business.id,
       status: "SIGNED",
       payment_status: document.payment_status ?? "PENDING",
       payment_reference: null,
@@ -87,6 +89,10 @@ export function invoiceService(deps: {
       signed_at: now,
       transmitted_at: null,
       authority_reference: null,
+      qr_code: qr.encrypt({
+        irn: `${document.irn}.${Math.floor(Date.parse(now) / 1000)}`,
+        certificate: business.certificate,
+      }),
       updated_at: now,
     };
   }
@@ -98,9 +104,9 @@ export function invoiceService(deps: {
   }
 
   async function register(principal: Principal, body: unknown, transmitting: boolean) {
-    const { document, warnings } = await check(principal, body);
+    const { document, business, warnings } = await check(principal, body);
     const now = new Date().toISOString();
-    const row = toRow(document, principal.businessId, now);
+    const row = toRow(document, business, now);
     if (transmitting) row.status = "TRANSMITTING";
     try {
       await db.transaction().execute(async (tx) => {
@@ -220,6 +226,7 @@ export function invoiceService(deps: {
         transmitted_at: row.transmitted_at,
         authority_reference: row.authority_reference,
         updated_at: row.updated_at,
+        qr_code: row.qr_code,
         document: readDocument(row),
         history,
       };

@@ -1,59 +1,82 @@
-import { randomBytes } from "node:crypto";
+import { generateKeyPairSync, randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import type { Config } from "../config.ts";
 
 export type DataKey = { kid: string; key: Buffer };
 
-/** The service's secret material: the API-secret pepper and the data-encryption keys. */
+/** The service's secret material. */
 export type Keyring = {
+  /** Pepper of the API-secret HMAC. */
   pepper: Buffer;
   /** The first key encrypts new data; the others still decrypt old rows. */
   dataKeys: DataKey[];
+  /** RSA private keys (PEM) of the QR scheme: the first encrypts new codes, all decrypt. */
+  qrKeys: string[];
 };
 
-type StoredSecrets = { pepper: string; data_keys: { kid: string; key: string }[] };
+type StoredSecrets = { pepper?: string; data_keys?: { kid: string; key: string }[]; qr_keys?: string[] };
 
 const MIN_KEY_BYTES = 32;
 
+type KeyConfig = Pick<Config, "mode" | "dataDir" | "secretPepper" | "dataKeys" | "qrKeys">;
+
 /**
- * Production reads the keyring from the environment and never writes one; the sandbox generates
- * one on first use and keeps it beside its database so the CLI and the server agree.
+ * Production reads every key from the environment and never writes one; the sandbox generates what
+ * is missing on first use and keeps it beside its database, so the CLI and the server agree.
  */
-export function loadKeyring(config: Pick<Config, "mode" | "dataDir" | "secretPepper" | "dataKeys">): Keyring {
-  if (config.secretPepper && config.dataKeys) {
-    return {
-      pepper: decodeKey(config.secretPepper, "EINVOICE_SECRET_PEPPER"),
-      dataKeys: parseDataKeys(config.dataKeys),
-    };
-  }
+export function loadKeyring(config: KeyConfig): Keyring {
   if (config.mode === "production") {
-    throw new Error("production mode needs EINVOICE_SECRET_PEPPER and EINVOICE_DATA_KEYS");
-  }
-  const file = path.join(config.dataDir, "secrets.json");
-  let stored: StoredSecrets;
-  if (fs.existsSync(file)) {
-    stored = JSON.parse(fs.readFileSync(file, "utf8")) as StoredSecrets;
-  } else {
-    stored = {
-      pepper: randomBytes(32).toString("base64"),
-      data_keys: [{ kid: "k1", key: randomBytes(32).toString("base64") }],
-    };
-    fs.mkdirSync(config.dataDir, { recursive: true });
-    try {
-      // `wx` makes two processes starting at once agree on whichever file was written first.
-      fs.writeFileSync(file, `${JSON.stringify(stored, null, 2)}\n`, { mode: 0o600, flag: "wx" });
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
-      stored = JSON.parse(fs.readFileSync(file, "utf8")) as StoredSecrets;
+    if (!config.secretPepper || !config.dataKeys || !config.qrKeys) {
+      throw new Error(
+        "production mode needs EINVOICE_SECRET_PEPPER, EINVOICE_DATA_KEYS and EINVOICE_QR_KEYS",
+      );
     }
+    return fromConfig(config.secretPepper, config.dataKeys, config.qrKeys);
   }
+  const stored = sandboxSecrets(config.dataDir);
+  return fromConfig(
+    config.secretPepper ?? (stored.pepper as string),
+    config.dataKeys ?? (stored.data_keys ?? []).map((k) => `${k.kid}:${k.key}`).join(","),
+    config.qrKeys ?? (stored.qr_keys ?? []).map((pem) => Buffer.from(pem).toString("base64")).join(","),
+  );
+}
+
+function fromConfig(pepper: string, dataKeys: string, qrKeys: string): Keyring {
   return {
-    pepper: decodeKey(config.secretPepper ?? stored.pepper, "pepper"),
-    dataKeys: config.dataKeys
-      ? parseDataKeys(config.dataKeys)
-      : stored.data_keys.map((k) => ({ kid: k.kid, key: decodeKey(k.key, `data key ${k.kid}`) })),
+    pepper: decodeKey(pepper, "EINVOICE_SECRET_PEPPER"),
+    dataKeys: parseDataKeys(dataKeys),
+    qrKeys: parseQrKeys(qrKeys),
   };
+}
+
+function sandboxSecrets(dir: string): StoredSecrets {
+  const file = path.join(dir, "secrets.json");
+  const stored: StoredSecrets = fs.existsSync(file)
+    ? (JSON.parse(fs.readFileSync(file, "utf8")) as StoredSecrets)
+    : {};
+  let changed = false;
+  if (!stored.pepper) {
+    stored.pepper = randomBytes(32).toString("base64");
+    changed = true;
+  }
+  if (!stored.data_keys?.length) {
+    stored.data_keys = [{ kid: "k1", key: randomBytes(32).toString("base64") }];
+    changed = true;
+  }
+  if (!stored.qr_keys?.length) {
+    const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
+    stored.qr_keys = [privateKey.export({ type: "pkcs8", format: "pem" }).toString()];
+    changed = true;
+  }
+  if (changed) {
+    fs.mkdirSync(dir, { recursive: true });
+    const tmp = `${file}.${process.pid}.tmp`;
+    fs.writeFileSync(tmp, `${JSON.stringify(stored, null, 2)}\n`, { mode: 0o600 });
+    // A rename is atomic: a concurrent reader sees the old file or the new one, never half of one.
+    fs.renameSync(tmp, file);
+  }
+  return stored;
 }
 
 export function parseDataKeys(text: string): DataKey[] {
@@ -67,6 +90,15 @@ export function parseDataKeys(text: string): DataKey[] {
   });
   if (new Set(keys.map((k) => k.kid)).size !== keys.length)
     throw new Error("EINVOICE_DATA_KEYS repeats a key id");
+  return keys;
+}
+
+/** `base64(PEM)[,base64(PEM)…]`: PEM has newlines, which environment variables carry badly. */
+export function parseQrKeys(text: string): string[] {
+  const keys = text.split(",").map((entry) => Buffer.from(entry.trim(), "base64").toString("utf8"));
+  if (keys.length === 0 || keys.some((pem) => !pem.includes("PRIVATE KEY"))) {
+    throw new Error("EINVOICE_QR_KEYS must be base64 of RSA private keys in PEM, comma-separated");
+  }
   return keys;
 }
 

@@ -1,0 +1,70 @@
+import type { BusinessRepository } from "../businesses/repository.ts";
+import { DomainError } from "../http/errors.ts";
+import type { InvoiceRepository } from "../invoices/repository.ts";
+import { parseIrn } from "./irn.ts";
+import { isPngDataUrl, type QrCodec, readQrImage } from "./qr.ts";
+
+function invalid(details: string): DomainError {
+  return new DomainError("bad_request", {
+    message: "QR Code validation failed",
+    details,
+    publicMessage: "The QR code is not a valid code of a registered invoice.",
+  });
+}
+
+export function qrService(deps: {
+  qr: Pick<QrCodec, "decrypt">;
+  businesses: Pick<BusinessRepository, "findByCertificate">;
+  invoices: Pick<InvoiceRepository, "find">;
+}) {
+  const { qr, businesses, invoices } = deps;
+  return {
+    /**
+     * Anyone holding an invoice may check its QR code (a buyer verifies its seller's invoice), so the
+     * answer is not limited to the caller's business; it reveals only what the code itself carries.
+     */
+    async validate(code: string) {
+      let text = code.trim();
+      if (isPngDataUrl(text)) {
+        let read: string | null;
+        try {
+          read = readQrImage(text);
+        } catch {
+          throw invalid("the image is not a readable PNG");
+        }
+        if (read === null) throw invalid("no QR code was found in the PNG image");
+        text = read.trim();
+      }
+      if (!/^[A-Za-z0-9+/]+={0,2}$/.test(text)) throw invalid("the QR content is not base64 text");
+      const plain = qr.decrypt(text);
+      if (plain === null) throw invalid("the QR content could not be decrypted with this service's QR keys");
+      let payload: unknown;
+      try {
+        payload = JSON.parse(plain);
+      } catch {
+        throw invalid("the decrypted QR content is not JSON");
+      }
+      const { irn: stamped, certificate } = (
+        typeof payload === "object" && payload !== null ? payload : {}
+      ) as Record<string, unknown>;
+      if (typeof stamped !== "string" || typeof certificate !== "string") {
+        throw invalid("the decrypted QR content lacks 'irn' or 'certificate'");
+      }
+      const match = /^(.+)\.(\d{1,12})$/.exec(stamped);
+      if (!match) throw invalid(`the QR's irn '${stamped}' is not of the form <IRN>.<unix seconds>`);
+      const [, irn = "", seconds = "0"] = match;
+      const parsed = parseIrn(irn);
+      if ("error" in parsed) throw invalid(parsed.error);
+      const business = await businesses.findByCertificate(certificate);
+      if (!business) throw invalid("the QR's certificate does not belong to any registered business");
+      if (parsed.serviceId !== business.service_id) {
+        throw invalid(`IRN '${irn}' does not carry the service id of the business holding this certificate`);
+      }
+      const invoice = await invoices.find(irn, business.id);
+      if (!invoice) throw invalid(`IRN '${irn}' is not registered for the business holding this certificate`);
+      return { irn, business_id: business.id, issued_at: new Date(Number(seconds) * 1000).toISOString() };
+    },
+  };
+}
+
+export type QrService = ReturnType<typeof qrService>;
