@@ -16,24 +16,18 @@ type ErrorBody = {
 
 /** The single place where any failure becomes the spec's error envelope. */
 export function toErrorBody(err: DomainError, handler: string): ErrorBody {
-  const code = ERROR_STATUS[err.code];
-  const base = {
-    status: false as const,
-    code,
-    message: err.message,
-    data: null,
-    timestamp: new Date().toISOString(),
-  };
+  const head = { status: false as const, code: ERROR_STATUS[err.code], message: err.message, data: null };
+  const timestamp = new Date().toISOString();
   switch (err.code) {
     case "unauthorized":
-      return { ...base, error: { details: err.details } };
+      return { ...head, error: { details: err.details }, timestamp };
     case "irn_exists":
-      return { ...base, error: [] };
+      return { ...head, error: [], timestamp };
     case "route_not_found":
-      return base;
+      return { ...head, timestamp };
     default:
       return {
-        ...base,
+        ...head,
         error: {
           id: randomUUID(),
           handler,
@@ -41,6 +35,7 @@ export function toErrorBody(err: DomainError, handler: string): ErrorBody {
           public_message: err.publicMessage ?? err.details,
           ...(err.violations ? { violations: err.violations } : {}),
         },
+        timestamp,
       };
   }
 }
