@@ -37,6 +37,9 @@ export async function buildApp(deps: AppDeps) {
     routerOptions: { maxParamLength: 200, ignoreTrailingSlash: true },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  // Every body of this API is JSON; anything else is a 415, not a string the schema then rejects.
+  app.removeContentTypeParser("text/plain");
+
   const bodyAjv = createAjv("body");
   const textAjv = createAjv("text");
   app.setValidatorCompiler(({ schema, httpPart }) =>

@@ -2,6 +2,11 @@ import { type SelectQueryBuilder, sql } from "kysely";
 import type { Db, Executor } from "../db/database.ts";
 import type { Database, ProductTable, ServiceTable } from "../db/schema.ts";
 
+// The 21 sections of the Harmonized System.
+const HS_SECTIONS = new Set(
+  "I II III IV V VI VII VIII IX X XI XII XIII XIV XV XVI XVII XVIII XIX XX XXI".split(" "),
+);
+
 export type Page = { start: number; length: number };
 export type ProductFilter = {
   hscode?: string;
@@ -38,15 +43,15 @@ export function catalogRepository(db: Db) {
       q = q.where(() => likeEscaped("description", pattern));
     }
     if (f.product_category) {
-      const category = f.product_category;
-      const pattern = contains(category);
-      q = q.where((eb) =>
-        eb.or([
-          eb("section", "=", category.toUpperCase()),
-          eb("chapter", "=", category),
-          likeEscaped("product_category", pattern),
-        ]),
-      );
+      // A section (roman numeral) or chapter (two digits) code matches exactly; other text matches
+      // words of the category name.
+      const category = f.product_category.trim();
+      if (HS_SECTIONS.has(category.toUpperCase())) q = q.where("section", "=", category.toUpperCase());
+      else if (/^\d{1,2}$/.test(category)) q = q.where("chapter", "=", category.padStart(2, "0"));
+      else {
+        const pattern = contains(category);
+        q = q.where(() => likeEscaped("product_category", pattern));
+      }
     }
     if (f.search) {
       const pattern = contains(f.search);

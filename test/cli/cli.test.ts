@@ -1,0 +1,376 @@
+import assert from "node:assert/strict";
+import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { once } from "node:events";
+import fs from "node:fs";
+import net from "node:net";
+import path from "node:path";
+import { type TestContext, test } from "node:test";
+import { promisify } from "node:util";
+import Database from "better-sqlite3";
+import { loadConfig } from "../../src/config.ts";
+import { createContext } from "../../src/main.ts";
+import { HS_CSV, ISIC_JSON, type Json, REPO_ROOT, tempDir } from "../helpers.ts";
+
+const exec = promisify(execFile);
+const TIMEOUT = 60_000;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+type Run = { code: number; stdout: string; stderr: string };
+type ExecFailure = Error & { code?: unknown; stdout?: unknown; stderr?: unknown; killed?: unknown };
+
+/** The parent's environment without anything that would change how the CLI is configured. */
+function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (k.startsWith("EINVOICE_") || k === "PORT" || k === "HOST" || k === "NODE_TEST_CONTEXT") continue;
+    env[k] = v;
+  }
+  return { ...env, EINVOICE_LOG_LEVEL: "warn", ...extra };
+}
+
+/** `node bin/einvoice.js …`; never throws, a non-zero exit is returned as `code`. */
+async function cli(args: string[], env: Record<string, string>): Promise<Run> {
+  try {
+    const { stdout, stderr } = await exec(process.execPath, ["bin/einvoice.js", ...args], {
+      cwd: REPO_ROOT,
+      env: cleanEnv(env),
+      timeout: TIMEOUT,
+      encoding: "utf8",
+    });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as ExecFailure;
+    assert.ok(e.killed !== true, `einvoice ${args.join(" ")} timed out`);
+    return {
+      code: typeof e.code === "number" ? e.code : -1,
+      stdout: typeof e.stdout === "string" ? e.stdout : "",
+      stderr: typeof e.stderr === "string" ? e.stderr : "",
+    };
+  }
+}
+
+/** Exit 0 and exactly one line of JSON (an object) on stdout. */
+function oneJson(run: Run): Json {
+  assert.equal(run.code, 0, `exit ${run.code}; stderr: ${run.stderr}`);
+  assert.match(run.stdout, /^[^\n]+\n$/, `stdout is one line: ${JSON.stringify(run.stdout)}`);
+  const value: unknown = JSON.parse(run.stdout);
+  assert.ok(value !== null && typeof value === "object" && !Array.isArray(value), run.stdout);
+  return value as Json;
+}
+
+/** Non-zero exit, nothing on stdout, a message on stderr. */
+function failed(run: Run, pattern?: RegExp): void {
+  assert.notEqual(run.code, 0, `expected a failure, got stdout ${run.stdout}`);
+  assert.equal(run.stdout, "", "nothing on stdout");
+  assert.ok(run.stderr.trim().length > 0, "a message on stderr");
+  if (pattern) assert.match(run.stderr, pattern);
+}
+
+function dbEnv(t: TestContext, name = "cli.db") {
+  const dir = tempDir(t);
+  const file = path.join(dir, name);
+  return { dir, file, env: { EINVOICE_DATABASE_URL: `sqlite:${file}` } };
+}
+
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const address = server.address();
+  assert.ok(address !== null && typeof address === "object");
+  const { port } = address;
+  server.close();
+  await once(server, "close");
+  return port;
+}
+
+type Server = {
+  child: ChildProcess;
+  port: number;
+  url: string;
+  output: () => string;
+  stop: () => Promise<number | null>;
+};
+
+/** `einvoice serve` as a child process, answering on `url`; killed when the test ends. */
+async function startServer(t: TestContext, env: Record<string, string>): Promise<Server> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ["bin/einvoice.js", "serve"], {
+    cwd: REPO_ROOT,
+    env: cleanEnv({ ...env, PORT: String(port), HOST: "127.0.0.1" }),
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  child.stdout?.on("data", (chunk: Buffer) => {
+    output += chunk.toString("utf8");
+  });
+  child.stderr?.on("data", (chunk: Buffer) => {
+    output += chunk.toString("utf8");
+  });
+  const exited = once(child, "exit");
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill("SIGTERM");
+      const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
+      await exited;
+      clearTimeout(timer);
+    }
+    return child.exitCode;
+  };
+  t.after(stop);
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 45_000;
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      assert.fail(`serve exited early (${child.exitCode ?? child.signalCode}): ${output}`);
+    }
+    try {
+      const res = await fetch(`${url}/`);
+      await res.arrayBuffer();
+      break; // Any answer, 401 included, means the server is up.
+    } catch {
+      if (Date.now() > deadline) assert.fail(`serve did not answer on ${url}: ${output}`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+  return { child, port, url, output: () => output, stop };
+}
+
+async function health(url: string, apiKey: string, apiSecret: string) {
+  const res = await fetch(`${url}/`, { headers: { "API-KEY": apiKey, "API-SECRET": apiSecret } });
+  return { status: res.status, body: (await res.json()) as unknown };
+}
+
+function readRows(file: string, sql: string): Record<string, unknown>[] {
+  const db = new Database(file, { readonly: true });
+  try {
+    return db.prepare(sql).all() as Record<string, unknown>[];
+  } finally {
+    db.close();
+  }
+}
+
+test("business add prints the new business; --id and --service-id are echoed", {
+  timeout: TIMEOUT * 2,
+}, async (t) => {
+  const { env } = dbEnv(t);
+  const added = oneJson(await cli(["business", "add", "--name", "Acme Ltd", "--tin", "12345678-0001"], env));
+  assert.match(String(added.business_id), UUID);
+  assert.match(String(added.service_id), /^[A-Z0-9]{8}$/);
+  assert.equal(added.name, "Acme Ltd");
+  assert.equal(added.tin, "12345678-0001");
+
+  const id = "6f1c2d3e-4b5a-4c6d-8e7f-901234567890";
+  const chosen = oneJson(
+    await cli(
+      [
+        "business",
+        "add",
+        "--name",
+        "Beta Ltd",
+        "--tin",
+        "87654321-0002",
+        "--id",
+        id,
+        "--service-id",
+        "ABCD1234",
+      ],
+      env,
+    ),
+  );
+  assert.equal(chosen.business_id, id);
+  assert.equal(chosen.service_id, "ABCD1234");
+});
+
+test("business add rejects an invalid TIN and a duplicate service id or id", {
+  timeout: TIMEOUT * 4,
+}, async (t) => {
+  const { env, file } = dbEnv(t);
+  failed(await cli(["business", "add", "--name", "Acme Ltd", "--tin", "ABC"], env), /tin/i);
+  failed(await cli(["business", "add", "--name", "Acme Ltd", "--tin", "12345678"], env), /tin/i);
+
+  const id = "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d";
+  oneJson(
+    await cli(
+      [
+        "business",
+        "add",
+        "--name",
+        "Acme Ltd",
+        "--tin",
+        "12345678-0001",
+        "--service-id",
+        "ABCD1234",
+        "--id",
+        id,
+      ],
+      env,
+    ),
+  );
+  failed(
+    await cli(
+      ["business", "add", "--name", "Other Ltd", "--tin", "12345678-0002", "--service-id", "ABCD1234"],
+      env,
+    ),
+    /ABCD1234/,
+  );
+  failed(
+    await cli(["business", "add", "--name", "Other Ltd", "--tin", "12345678-0002", "--id", id], env),
+    /id/,
+  );
+  failed(await cli(["business", "add", "--name", "Acme Ltd", "--tin", "1-1", "--service-id", "abc"], env));
+  // Only the one valid business was stored.
+  assert.deepEqual(readRows(file, "select count(*) as n from businesses"), [{ n: 1 }]);
+});
+
+test("key create issues credentials that authenticate; the secret is not stored", {
+  timeout: TIMEOUT * 3,
+}, async (t) => {
+  const { env, file, dir } = dbEnv(t);
+  const business = oneJson(
+    await cli(["business", "add", "--name", "Acme Ltd", "--tin", "12345678-0001"], env),
+  );
+  const businessId = String(business.business_id);
+  const key = oneJson(await cli(["key", "create", "--business", businessId], env));
+  const apiKey = String(key.api_key);
+  const apiSecret = String(key.api_secret);
+  assert.ok(apiKey.length >= 16, apiKey);
+  assert.ok(apiSecret.length >= 32, apiSecret);
+  assert.equal(key.business_id, businessId);
+
+  const ctx = await createContext(
+    loadConfig({ EINVOICE_DATABASE_URL: env.EINVOICE_DATABASE_URL, EINVOICE_LOG_LEVEL: "silent" }),
+  );
+  t.after(() => ctx.close());
+  assert.equal(ctx.config.dataDir, dir);
+  assert.deepEqual(await ctx.businesses.authenticate(apiKey, apiSecret), { businessId, apiKey });
+  assert.equal(await ctx.businesses.authenticate(apiKey, `${apiSecret}x`), null);
+
+  const rows = readRows(file, "select * from api_keys");
+  assert.equal(rows.length, 1);
+  assert.equal(rows[0]?.api_key, apiKey);
+  const stored = JSON.stringify(rows);
+  const secretBody = apiSecret.replace(/^sk_/, "");
+  assert.ok(!stored.includes(secretBody), "the secret is not in api_keys");
+  assert.ok(!stored.includes(Buffer.from(apiSecret).toString("hex")), "nor in hex");
+  assert.ok(!stored.includes(Buffer.from(apiSecret).toString("base64")), "nor in base64");
+  // Nor anywhere in the database files.
+  for (const f of fs.readdirSync(dir).filter((n) => n.startsWith(path.basename(file)))) {
+    assert.ok(!fs.readFileSync(path.join(dir, f)).includes(secretBody), `the secret is not in ${f}`);
+  }
+
+  failed(await cli(["key", "create", "--business", "00000000-0000-4000-8000-000000000000"], env), /exist/);
+});
+
+test("key revoke revokes at once; an unknown key fails", { timeout: TIMEOUT * 4 }, async (t) => {
+  const { env } = dbEnv(t);
+  const business = oneJson(
+    await cli(["business", "add", "--name", "Acme Ltd", "--tin", "12345678-0001"], env),
+  );
+  const key = oneJson(await cli(["key", "create", "--business", String(business.business_id)], env));
+  const apiKey = String(key.api_key);
+  const apiSecret = String(key.api_secret);
+
+  const ctx = await createContext(
+    loadConfig({ EINVOICE_DATABASE_URL: env.EINVOICE_DATABASE_URL, EINVOICE_LOG_LEVEL: "silent" }),
+  );
+  t.after(() => ctx.close());
+  assert.notEqual(await ctx.businesses.authenticate(apiKey, apiSecret), null);
+
+  const revoked = oneJson(await cli(["key", "revoke", apiKey], env));
+  assert.equal(revoked.revoked, true);
+  assert.equal(revoked.api_key, apiKey);
+  assert.equal(await ctx.businesses.authenticate(apiKey, apiSecret), null);
+
+  failed(await cli(["key", "revoke", "ak_doesnotexist"], env), /ak_doesnotexist/);
+});
+
+test("catalog import loads products and services; bad kinds and missing files fail", {
+  timeout: TIMEOUT * 5,
+}, async (t) => {
+  const { env, file, dir } = dbEnv(t);
+  assert.deepEqual(oneJson(await cli(["catalog", "import", "products", HS_CSV], env)), {
+    catalog: "products",
+    imported: 5613,
+  });
+  assert.deepEqual(oneJson(await cli(["catalog", "import", "services", ISIC_JSON], env)), {
+    catalog: "services",
+    imported: 419,
+  });
+  assert.deepEqual(readRows(file, "select count(*) as n from products"), [{ n: 5613 }]);
+  assert.deepEqual(readRows(file, "select count(*) as n from services"), [{ n: 419 }]);
+
+  failed(await cli(["catalog", "import", "widgets", HS_CSV], env), /widgets/);
+  const missing = path.join(dir, "no-such-file.csv");
+  failed(await cli(["catalog", "import", "products", missing], env), /no-such-file|ENOENT|not found/i);
+  // The failed import left the catalog as it was.
+  assert.deepEqual(readRows(file, "select count(*) as n from products"), [{ n: 5613 }]);
+});
+
+test("the CLI works against the database a running server is using", { timeout: TIMEOUT * 4 }, async (t) => {
+  const { env } = dbEnv(t, "shared.db");
+  const server = await startServer(t, env);
+  const anonymous = await fetch(`${server.url}/`);
+  assert.equal(anonymous.status, 401);
+  await anonymous.arrayBuffer();
+
+  const business = oneJson(
+    await cli(["business", "add", "--name", "Acme Ltd", "--tin", "12345678-0001"], env),
+  );
+  const key = oneJson(await cli(["key", "create", "--business", String(business.business_id)], env));
+  const apiKey = String(key.api_key);
+  const apiSecret = String(key.api_secret);
+
+  const ok = await health(server.url, apiKey, apiSecret);
+  assert.equal(ok.status, 200, server.output());
+  assert.deepEqual(ok.body, { code: 200, data: null, message: "API is healthy" });
+
+  // A revocation by the CLI takes effect on the server's very next request.
+  oneJson(await cli(["key", "revoke", apiKey], env));
+  assert.equal((await health(server.url, apiKey, apiSecret)).status, 401);
+});
+
+test("sandbox first start writes demo credentials that work; a restart adds no business", {
+  timeout: TIMEOUT * 4,
+}, async (t) => {
+  const { env, dir, file } = dbEnv(t, "sandbox.db");
+  const first = await startServer(t, env);
+  const credentialsFile = path.join(dir, "sandbox-credentials.json");
+  assert.ok(fs.existsSync(credentialsFile), `no ${credentialsFile}: ${first.output()}`);
+  const credentials = JSON.parse(fs.readFileSync(credentialsFile, "utf8")) as Record<string, unknown>;
+  for (const k of ["business_id", "service_id", "api_key", "api_secret"]) {
+    assert.equal(typeof credentials[k], "string", k);
+  }
+  assert.match(String(credentials.business_id), UUID);
+  assert.match(String(credentials.service_id), /^[A-Z0-9]{8}$/);
+  const apiKey = String(credentials.api_key);
+  const apiSecret = String(credentials.api_secret);
+  const ok = await health(first.url, apiKey, apiSecret);
+  assert.equal(ok.status, 200, first.output());
+  assert.deepEqual(ok.body, { code: 200, data: null, message: "API is healthy" });
+  assert.equal(await first.stop(), 0, "SIGTERM shuts the server down cleanly");
+
+  const second = await startServer(t, env);
+  assert.deepEqual(readRows(file, "select id from businesses"), [{ id: credentials.business_id }]);
+  assert.deepEqual(JSON.parse(fs.readFileSync(credentialsFile, "utf8")), credentials);
+  assert.equal((await health(second.url, apiKey, apiSecret)).status, 200);
+});
+
+test("production serve without its secrets exits non-zero naming the missing settings", {
+  timeout: TIMEOUT * 2,
+}, async (t) => {
+  const { env } = dbEnv(t, "prod.db");
+  const port = String(await freePort());
+  const none = await cli(["serve"], { ...env, EINVOICE_MODE: "production", PORT: port });
+  failed(none, /EINVOICE_SECRET_PEPPER/);
+  assert.match(none.stderr, /EINVOICE_DATA_KEYS/);
+
+  const pepperOnly = await cli(["serve"], {
+    ...env,
+    EINVOICE_MODE: "production",
+    PORT: port,
+    EINVOICE_SECRET_PEPPER: Buffer.alloc(32, 7).toString("base64"),
+  });
+  failed(pepperOnly, /EINVOICE_DATA_KEYS/);
+  assert.doesNotMatch(pepperOnly.stderr, /EINVOICE_SECRET_PEPPER/);
+});
