@@ -10,7 +10,7 @@ import { buildApp } from "./http/app.ts";
 import { invoiceRepository } from "./invoices/repository.ts";
 import { invoiceRoutes } from "./invoices/routes.ts";
 import { invoiceService } from "./invoices/service.ts";
-import { invoiceValidator } from "./invoices/validation.ts";
+import { validateInvoice } from "./invoices/validation.ts";
 import { loadKeyring } from "./keys/keyring.ts";
 import { createSealer } from "./keys/sealer.ts";
 import { catalogRepository } from "./reference/catalog-repository.ts";
@@ -60,7 +60,8 @@ export async function createContext(config: Config) {
     businesses: businessesRepo,
     sealer,
     qr,
-    validate: invoiceValidator(),
+    validate: validateInvoice,
+    catalog,
     authority: builtinAuthority(),
   });
   const reports = reportService({ db, reports: reportRepository(db), invoices: invoicesRepo });

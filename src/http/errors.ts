@@ -7,6 +7,8 @@ export type Violation = {
   message: string;
   expected?: unknown;
   actual?: unknown;
+  /** For rules across fields: the other fields the finding depends on. */
+  related?: string[];
 };
 
 export const ERROR_STATUS = {

@@ -4,11 +4,13 @@ import type { Db } from "../db/database.ts";
 import type { BusinessTable, InvoiceTable } from "../db/schema.ts";
 import { DomainError, summarize, type Violation } from "../http/errors.ts";
 import type { Sealer } from "../keys/sealer.ts";
+import type { CatalogRepository } from "../reference/catalog-repository.ts";
 import type { PaymentStatus } from "../reference/data.ts";
 import { irnProblem } from "../signing/irn.ts";
 import type { QrCodec } from "../signing/qr.ts";
 import type { AuthorityConnector } from "../transmission/authority.ts";
 import { type InvoiceRepository, isUniqueViolation } from "./repository.ts";
+import { hsCodesOf } from "./rules/catalog.ts";
 import { type InvoiceDocument, SEALED_FIELDS } from "./schema.ts";
 import type { InvoiceValidator } from "./validation.ts";
 
@@ -40,9 +42,10 @@ export function invoiceService(deps: {
   sealer: Sealer;
   qr: Pick<QrCodec, "encrypt">;
   validate: InvoiceValidator;
+  catalog: Pick<CatalogRepository, "knownProducts">;
   authority: AuthorityConnector;
 }) {
-  const { db, invoices, businesses, sealer, qr, validate, authority } = deps;
+  const { db, invoices, businesses, sealer, qr, validate, catalog, authority } = deps;
 
   /** Validates a submitted document for the caller; returns it typed, with any warnings. */
   async function check(principal: Principal, body: unknown) {
@@ -52,7 +55,8 @@ export function invoiceService(deps: {
       typeof claimed === "string" && claimed === principal.businessId
         ? await businesses.findById(claimed)
         : undefined;
-    const { errors, warnings } = validate(body, { business });
+    const knownProducts = await catalog.knownProducts(hsCodesOf(body));
+    const { errors, warnings } = validate(body, { business, knownProducts });
     if (typeof claimed === "string" && !business) {
       errors.unshift({
         path: "business_id",

@@ -110,11 +110,20 @@ export function catalogRepository(db: Db) {
         .execute();
     },
 
-    async productExists(hscode: string, tx: Executor = db): Promise<boolean> {
-      return (
-        (await tx.selectFrom("products").select("hscode").where("hscode", "=", hscode).executeTakeFirst()) !==
-        undefined
-      );
+    /** Which of `codes` the product catalog holds; undefined when no catalog has been imported. */
+    async knownProducts(codes: readonly string[], tx: Executor = db): Promise<Set<string> | undefined> {
+      if (!(await tx.selectFrom("products").select("hscode").limit(1).executeTakeFirst())) return undefined;
+      const unique = [...new Set(codes)];
+      const known = new Set<string>();
+      for (let i = 0; i < unique.length; i += 500) {
+        const rows = await tx
+          .selectFrom("products")
+          .select("hscode")
+          .where("hscode", "in", unique.slice(i, i + 500))
+          .execute();
+        for (const row of rows) known.add(row.hscode);
+      }
+      return known;
     },
 
     /** Replaces a whole catalog in one transaction: readers see the old one or the new one, never a mix. */

@@ -1,5 +1,23 @@
+import { arithmetic } from "./arithmetic.ts";
+import { productCatalog } from "./catalog.ts";
 import { codeLists } from "./code-lists.ts";
+import { dates } from "./dates.ts";
+import { documentReferences } from "./document-references.ts";
 import { irnTemplate } from "./irn.ts";
+import { precision } from "./precision.ts";
 import type { Rule } from "./types.ts";
+import { typesAndFormats } from "./types-and-formats.ts";
+import { unknownFields } from "./unknown-fields.ts";
 
-export const INVOICE_RULES: readonly Rule[] = [codeLists, irnTemplate];
+/** Every rule runs on every document, so one answer reports every problem. */
+export const INVOICE_RULES: readonly Rule[] = [
+  typesAndFormats,
+  codeLists,
+  irnTemplate,
+  dates,
+  arithmetic,
+  precision,
+  documentReferences,
+  unknownFields,
+  productCatalog,
+];

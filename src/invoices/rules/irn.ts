@@ -22,6 +22,7 @@ export const irnTemplate: Rule = {
         message: `the IRN's date ${parsed.date} differs from issue_date ${doc.issue_date}`,
         expected: doc.issue_date,
         actual: parsed.date,
+        related: ["issue_date"],
       });
     }
     return out;

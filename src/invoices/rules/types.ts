@@ -1,13 +1,16 @@
 import type { Violation } from "../../http/errors.ts";
 
-/** What rules may know beyond the document: the business it is submitted for. */
+/** What rules may know beyond the document. */
 export type RuleContext = {
+  /** The business the document is submitted for; undefined when it is not the caller's. */
   business: { id: string; service_id: string } | undefined;
+  /** HS codes of the document found in the product catalog; undefined when no catalog is imported. */
+  knownProducts?: ReadonlySet<string> | undefined;
 };
 
 /**
  * A rule reads the document defensively (it also runs on documents that failed the schema, so that
- * one answer reports every problem) and returns its violations.
+ * one answer reports every problem) and returns its findings.
  */
 export type Rule = {
   name: string;
@@ -19,3 +22,14 @@ export const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === "object" && v !== null && !Array.isArray(v);
 
 export const asArray = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+
+/** Objects of an array with their paths, skipping entries of the wrong type (the schema reports those). */
+export function entries(value: unknown, path: string): [Record<string, unknown>, string][] {
+  return asArray(value).flatMap((item, i) =>
+    isObject(item) ? [[item, `${path}[${i}]`] as [Record<string, unknown>, string]] : [],
+  );
+}
+
+export const num = (v: unknown): number | undefined =>
+  typeof v === "number" && Number.isFinite(v) ? v : undefined;
+export const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);

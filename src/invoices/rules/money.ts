@@ -1,0 +1,28 @@
+import { CURRENCIES } from "../../reference/currencies.ts";
+
+const digits = new Map(CURRENCIES.map((c) => [c.code, c.decimal_digits]));
+
+/** Minor-unit digits of a currency; 2 when the code is unknown (the code-list rule reports that). */
+export function currencyDigits(code: unknown): number {
+  return (typeof code === "string" ? digits.get(code) : undefined) ?? 2;
+}
+
+export function round(value: number, places: number): number {
+  const factor = 10 ** places;
+  return Math.round((value + Math.sign(value) * Number.EPSILON * Math.abs(value)) * factor) / factor;
+}
+
+/** Equal after rounding both to the currency's digits, within 0.01. */
+export function agrees(expected: number, declared: number, places: number): boolean {
+  return Math.abs(round(expected, places) - round(declared, places)) <= 0.01 + 1e-9;
+}
+
+/** Digits after the decimal point of a JSON number as written (`1e-7` has 7). */
+export function decimalPlaces(value: number): number {
+  if (!Number.isFinite(value) || Number.isInteger(value)) return 0;
+  const [mantissa = "", exponent] = String(value).toLowerCase().split("e");
+  const fraction = mantissa.split(".")[1]?.length ?? 0;
+  return Math.max(0, fraction - Number(exponent ?? 0));
+}
+
+export const show = (value: number) => String(round(value, 6));

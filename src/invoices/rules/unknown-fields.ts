@@ -1,0 +1,70 @@
+import type { Violation } from "../../http/errors.ts";
+import { InvoiceDocument } from "../schema.ts";
+import { isObject, type Rule } from "./types.ts";
+
+type SchemaNode = { type?: unknown; properties?: Record<string, SchemaNode>; items?: SchemaNode };
+
+/** Levenshtein distance, for "did you mean" on misspelt field names. */
+function distance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min(
+        (previous[j] as number) + 1,
+        (current[j - 1] as number) + 1,
+        (previous[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
+    }
+    previous = current;
+  }
+  return previous[b.length] as number;
+}
+
+function suggestion(name: string, known: string[]): string {
+  let best: string | undefined;
+  let bestDistance = Number.POSITIVE_INFINITY;
+  for (const candidate of known) {
+    const d = distance(name, candidate);
+    if (d < bestDistance) [best, bestDistance] = [candidate, d];
+  }
+  return best !== undefined && bestDistance <= Math.max(2, Math.floor(name.length / 4))
+    ? `; did you mean '${best}'?`
+    : "";
+}
+
+function walk(value: unknown, schema: SchemaNode, path: string, out: Violation[]): void {
+  if (schema.properties && isObject(value)) {
+    const known = Object.keys(schema.properties);
+    for (const [key, child] of Object.entries(value)) {
+      const childSchema = schema.properties[key];
+      const at = path ? `${path}.${key}` : key;
+      if (childSchema) walk(child, childSchema, at, out);
+      else
+        out.push({
+          path: at,
+          rule: "unknown_field",
+          message: `is not a field of the invoice document and was ignored${suggestion(key, known)}`,
+        });
+    }
+  } else if (schema.items && Array.isArray(value)) {
+    const items = schema.items;
+    value.forEach((item, i) => {
+      walk(item, items, `${path}[${i}]`, out);
+    });
+  }
+}
+
+/**
+ * Fields this version does not know are named, as warnings: newer clients send optional fields
+ * (`isic_code`, `service_category`, …) that must not break them, and a misspelling is still caught.
+ */
+export const unknownFields: Rule = {
+  name: "unknown_fields",
+  severity: "warning",
+  check(doc) {
+    const out: Violation[] = [];
+    walk(doc, InvoiceDocument as unknown as SchemaNode, "", out);
+    return out;
+  },
+};
