@@ -1,3 +1,5 @@
+import type { Violation } from "./errors.ts";
+
 /** Success envelopes exactly as the spec defines them; error envelopes live in the error mapper. */
 
 export function action<T>(message: string, data: T) {
@@ -14,4 +16,12 @@ export function units<T>(data: T[]) {
 
 export function health() {
   return { code: 200 as const, data: null, message: "API is healthy" };
+}
+
+/** Warnings ride beside the spec's fields, so `data` stays exactly as the spec says. */
+export function withWarnings<T extends object>(
+  body: T,
+  warnings: readonly Violation[],
+): T | (T & { warnings: Violation[] }) {
+  return warnings.length > 0 ? { ...body, warnings: [...warnings] } : body;
 }

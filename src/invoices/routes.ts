@@ -1,7 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
-import { action } from "../http/envelope.ts";
-import type { Violation } from "../http/errors.ts";
+import { action, withWarnings } from "../http/envelope.ts";
 import { PAYMENT_STATUSES } from "../reference/data.ts";
 import { InvoiceDocument } from "./schema.ts";
 import type { InvoiceService } from "./service.ts";
@@ -23,8 +22,6 @@ const IrnValidateBody = Type.Object({
  */
 const checkedByService = { validatorCompiler: () => () => true };
 const invoiceFailure = (handler: string) => ({ handler, failureMessage: "Failed to validate invoice" });
-const withWarnings = <T extends object>(body: T, warnings: Violation[]) =>
-  warnings.length > 0 ? { ...body, warnings } : body;
 
 export function invoiceRoutes(deps: { invoices: InvoiceService }): FastifyPluginAsyncTypebox {
   const { invoices } = deps;

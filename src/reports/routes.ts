@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
-import { action } from "../http/envelope.ts";
+import { action, withWarnings } from "../http/envelope.ts";
 import { FiscalizationReport } from "./schema.ts";
 import type { ReportService } from "./service.ts";
 
@@ -12,8 +12,8 @@ export function reportRoutes(deps: { reports: ReportService }): FastifyPluginAsy
         config: { handler: "invoice.report_fiscalization", failureMessage: "Failed to submit report" },
       },
       async (request) => {
-        await deps.reports.submit(request.principal, request.body);
-        return action("Report submitted successfully", []);
+        const { warnings } = await deps.reports.submit(request.principal, request.body);
+        return withWarnings(action("Report submitted successfully", []), warnings);
       },
     );
   };

@@ -1,14 +1,10 @@
 import type { Principal } from "../businesses/service.ts";
 import type { Db } from "../db/database.ts";
-import { DomainError, summarize, type Violation } from "../http/errors.ts";
+import { DomainError, summarize } from "../http/errors.ts";
 import type { InvoiceRepository } from "../invoices/repository.ts";
-import { CURRENCIES } from "../reference/currencies.ts";
-import { TAX_CATEGORIES } from "../reference/data.ts";
+import { checkReport } from "./checks.ts";
 import type { ReportRepository } from "./repository.ts";
 import type { FiscalizationReport } from "./schema.ts";
-
-const currencies = new Set(CURRENCIES.map((c) => c.code));
-const taxCategories = new Set(TAX_CATEGORIES.map((t) => t.code));
 
 export function reportService(deps: {
   db: Db;
@@ -19,34 +15,19 @@ export function reportService(deps: {
   return {
     /** Stores the report against a registered IRN of the caller's business, and notes it in the history. */
     async submit(principal: Principal, report: FiscalizationReport) {
-      const violations: Violation[] = [];
-      if (!currencies.has(report.currency)) {
-        violations.push({
-          path: "currency",
-          rule: "code_list.currency",
-          message: `'${report.currency}' is not a currency code of resources/currencies`,
-        });
-      }
-      if (!taxCategories.has(report.vat_status)) {
-        violations.push({
-          path: "vat_status",
-          rule: "code_list.tax_category",
-          message: `'${report.vat_status}' is not a code of resources/tax-categories`,
-        });
-      }
       const invoice = await invoices.find(report.irn, principal.businessId);
-      if (!invoice) {
-        violations.push({
-          path: "irn",
-          rule: "irn_registered",
-          message: `IRN '${report.irn}' is not registered for this business`,
-        });
-      }
-      if (violations.length > 0) {
+      const currency = invoice
+        ? (JSON.parse(invoice.document) as { document_currency_code?: string }).document_currency_code
+        : undefined;
+      const { errors, warnings } = checkReport(
+        report,
+        invoice && { supplier_tin: invoice.supplier_tin, customer_tin: invoice.customer_tin, currency },
+      );
+      if (errors.length > 0 || !invoice) {
         throw new DomainError("bad_request", {
           message: "Failed to submit report",
-          details: summarize(violations),
-          violations,
+          details: summarize(errors),
+          violations: errors,
         });
       }
       const at = new Date().toISOString();
@@ -66,6 +47,7 @@ export function reportService(deps: {
           tx,
         );
       });
+      return { warnings };
     },
   };
 }

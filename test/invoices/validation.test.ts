@@ -1,10 +1,17 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { test } from "node:test";
-import { build, fixture, ISO_TIMESTAMP, type Json, tenant } from "../helpers.ts";
+import { build, fixture, HS_CSV, ISO_TIMESTAMP, type Json, tenant } from "../helpers.ts";
 
 const API = "/api/v1/einvoice";
-type Violation = { path: string; rule: string; message: string };
+type Violation = {
+  path: string;
+  rule: string;
+  message: string;
+  expected?: unknown;
+  actual?: unknown;
+  related?: string[];
+};
 
 function expectInvalid(res: { statusCode: number; json(): Json }) {
   assert.equal(res.statusCode, 400);
@@ -231,4 +238,165 @@ test("report-fiscalization: the IRN must be the caller's, amounts numeric text, 
   const violations = wrongTypes.json().error.violations as Violation[];
   for (const p of ["base_amount", "vat_rate", "transaction_date"])
     assert.ok(paths(violations).includes(p), p);
+});
+
+test("arithmetic violations carry the expected and declared values and the fields they came from", async (t) => {
+  const { app, ctx } = await build(t);
+  const a = await tenant(ctx);
+  const invoice = fixture("invoice-full", a) as Json & {
+    invoice_line: Json[];
+    tax_total: { tax_subtotal: Json[] }[];
+  };
+  (invoice.invoice_line[0] as Json).line_extension_amount = 600000;
+  (invoice.tax_total[0]?.tax_subtotal[0] as { tax_category: Json }).tax_category.percent = 5;
+  const { violations } = expectInvalid(
+    await app.inject({ method: "POST", url: `${API}/validate`, headers: a.headers, payload: invoice }),
+  );
+  const line = violations.find((v) => v.path === "invoice_line[0].line_extension_amount") as Violation & {
+    expected: number;
+    actual: number;
+    related: string[];
+  };
+  assert.equal(line.rule, "line_amount");
+  assert.equal(line.expected, 617500);
+  assert.equal(line.actual, 600000);
+  assert.ok(line.related.includes("invoice_line[0].price.price_amount"));
+  assert.match(line.message, /617500/);
+  const total = violations.find(
+    (v) => v.path === "legal_monetary_total.line_extension_amount",
+  ) as Violation & { expected: number };
+  assert.equal(total.expected, 625000, "the declared line amounts are summed");
+  const rate = violations.find(
+    (v) => v.path === "tax_total[0].tax_subtotal[0].tax_category.percent",
+  ) as Violation & { expected: number };
+  assert.equal(rate.rule, "tax_rate");
+  assert.equal(rate.expected, 7.5);
+});
+
+test("warnings come back on success: a misspelt field is named with a suggestion, data stays []", async (t) => {
+  const { app, ctx } = await build(t);
+  const a = await tenant(ctx);
+  const invoice = fixture("invoice-full", a) as Json & { invoice_line: Json[] };
+  (invoice.invoice_line[0] as Json).dicount_rate = 5;
+  invoice.isic_code = "4663";
+  const res = await app.inject({ method: "POST", url: `${API}/sign`, headers: a.headers, payload: invoice });
+  assert.equal(res.statusCode, 200, res.body);
+  const body = res.json() as Json & { warnings: Violation[] };
+  assert.deepEqual(body.data, []);
+  assert.equal(body.message, "Invoice signed successfully");
+  const typo = body.warnings.find((w) => w.path === "invoice_line[0].dicount_rate");
+  assert.equal(typo?.rule, "unknown_field");
+  assert.match(typo?.message ?? "", /did you mean 'discount_rate'/);
+  assert.ok(body.warnings.some((w) => w.path === "isic_code"));
+  // The valid fixture itself has no warnings, so the key is absent.
+  const clean = await app.inject({
+    method: "POST",
+    url: `${API}/validate`,
+    headers: a.headers,
+    payload: fixture("invoice-minimal", a),
+  });
+  assert.equal("warnings" in clean.json(), false);
+});
+
+test("an HS code missing from the imported catalog is a warning, not an error", async (t) => {
+  const { app, ctx } = await build(t);
+  const a = await tenant(ctx);
+  await ctx.reference.importProducts(HS_CSV);
+  const invoice = fixture("invoice-full", a) as Json & { invoice_line: Json[] };
+  (invoice.invoice_line[1] as Json).hsn_code = "1299.99";
+  const res = await app.inject({
+    method: "POST",
+    url: `${API}/validate`,
+    headers: a.headers,
+    payload: invoice,
+  });
+  assert.equal(res.statusCode, 200, res.body);
+  const warnings = (res.json() as { warnings: Violation[] }).warnings;
+  assert.deepEqual(
+    warnings.map((w) => [w.path, w.rule]),
+    [["invoice_line[1].hsn_code", "hs_code_known"]],
+  );
+});
+
+test("credit and debit notes must reference the invoice they correct", async (t) => {
+  const { app, ctx } = await build(t);
+  const a = await tenant(ctx);
+  for (const code of ["380", "384", "393"]) {
+    const note = { ...fixture("invoice-full", a), invoice_type_code: code };
+    const { violations } = expectInvalid(
+      await app.inject({ method: "POST", url: `${API}/validate`, headers: a.headers, payload: note }),
+    );
+    assert.equal(
+      violations.find((v) => v.path === "billing_reference")?.rule,
+      "billing_reference_required",
+      code,
+    );
+    const referenced = {
+      ...note,
+      billing_reference: [{ irn: `INV0001-${a.service_id}-20261101`, issue_date: "2026-11-01" }],
+    };
+    const ok = await app.inject({
+      method: "POST",
+      url: `${API}/validate`,
+      headers: a.headers,
+      payload: referenced,
+    });
+    assert.equal(ok.statusCode, 200, ok.body);
+  }
+});
+
+test("dates: due and tax point dates before the issue date, a backwards delivery period", async (t) => {
+  const { app, ctx } = await build(t);
+  const a = await tenant(ctx);
+  const invoice = {
+    ...fixture("invoice-full", a),
+    due_date: "2026-11-14",
+    tax_point_date: "2026-11-01",
+    invoice_delivery_period: { start_date: "2026-11-14", end_date: "2026-11-10" },
+  };
+  const { violations } = expectInvalid(
+    await app.inject({ method: "POST", url: `${API}/validate`, headers: a.headers, payload: invoice }),
+  );
+  assert.deepEqual(
+    violations.filter((v) => v.rule === "date_order").map((v) => v.path),
+    ["due_date", "tax_point_date", "invoice_delivery_period.end_date"],
+  );
+});
+
+test("fiscalization report arithmetic and its consistency with the invoice", async (t) => {
+  const { app, ctx } = await build(t);
+  const a = await tenant(ctx);
+  await app.inject({
+    method: "POST",
+    url: `${API}/sign`,
+    headers: a.headers,
+    payload: fixture("invoice-full", a),
+  });
+  const report = fixture("report-fiscalization", a);
+  const wrong = await app.inject({
+    method: "POST",
+    url: `${API}/report-fiscalization`,
+    headers: a.headers,
+    payload: { ...report, vat_calculated: "48000.00" },
+  });
+  assert.equal(wrong.statusCode, 400);
+  const violations = wrong.json().error.violations as (Violation & { expected: number })[];
+  assert.deepEqual(
+    violations.map((v) => [v.path, v.rule, v.expected]),
+    [
+      ["vat_calculated", "report_vat", 48375],
+      ["total_amount", "report_total", 693000],
+    ],
+  );
+  const otherAgent = await app.inject({
+    method: "POST",
+    url: `${API}/report-fiscalization`,
+    headers: a.headers,
+    payload: { ...report, agent_tin: "99999999-0001" },
+  });
+  assert.equal(otherAgent.statusCode, 200, otherAgent.body);
+  assert.deepEqual(
+    (otherAgent.json().warnings as Violation[]).map((w) => w.path),
+    ["agent_tin"],
+  );
 });
