@@ -248,7 +248,9 @@ test("arithmetic violations carry the expected and declared values and the field
     tax_total: { tax_subtotal: Json[] }[];
   };
   (invoice.invoice_line[0] as Json).line_extension_amount = 600000;
-  (invoice.tax_total[0]?.tax_subtotal[0] as { tax_category: Json }).tax_category.percent = 5;
+  (
+    (invoice.tax_total[0] as { tax_subtotal: Json[] }).tax_subtotal[0] as { tax_category: Json }
+  ).tax_category.percent = 5;
   const { violations } = expectInvalid(
     await app.inject({ method: "POST", url: `${API}/validate`, headers: a.headers, payload: invoice }),
   );
