@@ -59,6 +59,7 @@ function address(party: unknown, path: string, out: Violation[]): void {
       message: `LGA '${lga}' belongs to state ${owner}, not to ${state}`,
       expected: owner,
       actual: state,
+      related: [`${at}.state`],
     });
   }
 }
