@@ -45,7 +45,14 @@ function manyLines(count: number): Record<string, unknown> {
   return {
     ...doc,
     invoice_line: lines,
-    tax_total: [{ tax_amount: tax, tax_subtotal: [{ taxable_amount: taxable, tax_amount: tax, tax_category: { id: "STANDARD_VAT", percent: 7.5 } }] }],
+    tax_total: [
+      {
+        tax_amount: tax,
+        tax_subtotal: [
+          { taxable_amount: taxable, tax_amount: tax, tax_category: { id: "STANDARD_VAT", percent: 7.5 } },
+        ],
+      },
+    ],
     legal_monetary_total: {
       line_extension_amount: lineTotal,
       tax_exclusive_amount: taxable,
@@ -58,7 +65,8 @@ function manyLines(count: number): Record<string, unknown> {
 function measure(label: string, doc: Record<string, unknown>, iterations: number) {
   const ctx = { business };
   const first = validateInvoice(doc, ctx);
-  if (first.errors.length > 0) throw new Error(`${label} is not valid: ${JSON.stringify(first.errors.slice(0, 3))}`);
+  if (first.errors.length > 0)
+    throw new Error(`${label} is not valid: ${JSON.stringify(first.errors.slice(0, 3))}`);
   for (let i = 0; i < Math.min(iterations, 200); i++) validateInvoice(doc, ctx);
   const samples: number[] = [];
   for (let i = 0; i < iterations; i++) {
@@ -68,7 +76,9 @@ function measure(label: string, doc: Record<string, unknown>, iterations: number
   }
   samples.sort((x, y) => x - y);
   const at = (q: number) => samples[Math.min(samples.length - 1, Math.floor(q * samples.length))] as number;
-  console.log(`${label.padEnd(28)} median ${at(0.5).toFixed(4)} ms   p99 ${at(0.99).toFixed(4)} ms   (${iterations} runs)`);
+  console.log(
+    `${label.padEnd(28)} median ${at(0.5).toFixed(4)} ms   p99 ${at(0.99).toFixed(4)} ms   (${iterations} runs)`,
+  );
 }
 
 console.log(`node ${process.version}, ${os.cpus()[0]?.model ?? "unknown cpu"} × ${os.cpus().length}`);
