@@ -1,7 +1,7 @@
 import type { Violation } from "../../http/errors.ts";
 import { TAX_CATEGORIES } from "../../reference/data.ts";
 import { agrees, currencyDigits, round, show } from "./money.ts";
-import { entries, isObject, num, type Rule } from "./types.ts";
+import { asArray, entries, isObject, num, type Rule } from "./types.ts";
 
 /** Tax categories whose reference percent is a number (STANDARD_VAT 7.5, ZERO_VAT 0.0, …). */
 const FIXED_RATES = new Map(
@@ -84,11 +84,20 @@ export const arithmetic: Rule = {
       );
     }
 
-    const adjustments = entries(doc.allowance_charge, "allowance_charge");
-    const allowances = sum(
-      adjustments.filter(([a]) => a.charge_indicator === false).map(([a]) => num(a.amount)),
+    // Only when every entry is well formed: a malformed one is the schema's finding, not a sum's.
+    const adjustments = asArray(doc.allowance_charge);
+    const wellFormed = adjustments.every(
+      (a) => isObject(a) && typeof a.charge_indicator === "boolean" && num(a.amount) !== undefined,
     );
-    const charges = sum(adjustments.filter(([a]) => a.charge_indicator === true).map(([a]) => num(a.amount)));
+    const total = (charge: boolean) =>
+      wellFormed
+        ? adjustments.reduce<number>(
+            (s, a) => s + (isObject(a) && a.charge_indicator === charge ? (num(a.amount) as number) : 0),
+            0,
+          )
+        : undefined;
+    const allowances = total(false);
+    const charges = total(true);
     const lineTotal = num(totals?.line_extension_amount);
     if (totals && lineTotal !== undefined && allowances !== undefined && charges !== undefined) {
       compare(

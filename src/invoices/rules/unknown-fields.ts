@@ -37,7 +37,8 @@ function walk(value: unknown, schema: SchemaNode, path: string, out: Violation[]
   if (schema.properties && isObject(value)) {
     const known = Object.keys(schema.properties);
     for (const [key, child] of Object.entries(value)) {
-      const childSchema = schema.properties[key];
+      // Own properties only: `constructor` or `toString` in a document are unknown fields too.
+      const childSchema = Object.hasOwn(schema.properties, key) ? schema.properties[key] : undefined;
       const at = path ? `${path}.${key}` : key;
       if (childSchema) walk(child, childSchema, at, out);
       else
