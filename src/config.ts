@@ -21,6 +21,8 @@ const Env = Type.Object({
   EINVOICE_DATA_KEYS: Type.Optional(Type.String({ minLength: 1 })),
   /** `base64(PEM)[,base64(PEM)…]` RSA private keys of the QR scheme, the first is current. */
   EINVOICE_QR_KEYS: Type.Optional(Type.String({ minLength: 1 })),
+  /** `base64(PEM)[,base64(PEM)…]` Ed25519 private keys that sign invoices, the first is current. */
+  EINVOICE_SIGNING_KEYS: Type.Optional(Type.String({ minLength: 1 })),
 });
 
 export type Config = {
@@ -34,6 +36,7 @@ export type Config = {
   secretPepper: string | undefined;
   dataKeys: string | undefined;
   qrKeys: string | undefined;
+  signingKeys: string | undefined;
 };
 
 export class ConfigError extends Error {}
@@ -70,12 +73,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     secretPepper: parsed.EINVOICE_SECRET_PEPPER,
     dataKeys: parsed.EINVOICE_DATA_KEYS,
     qrKeys: parsed.EINVOICE_QR_KEYS,
+    signingKeys: parsed.EINVOICE_SIGNING_KEYS,
   };
   if (config.mode === "production") {
     const missing = [
       config.secretPepper ? null : "EINVOICE_SECRET_PEPPER",
       config.dataKeys ? null : "EINVOICE_DATA_KEYS",
       config.qrKeys ? null : "EINVOICE_QR_KEYS",
+      config.signingKeys ? null : "EINVOICE_SIGNING_KEYS",
     ].filter((v) => v !== null);
     if (missing.length > 0) {
       throw new ConfigError(`production mode needs its secrets configured: set ${missing.join(", ")}`);

@@ -19,9 +19,11 @@ import { referenceService } from "./reference/service.ts";
 import { reportRepository } from "./reports/repository.ts";
 import { reportRoutes } from "./reports/routes.ts";
 import { reportService } from "./reports/service.ts";
+import { auditService } from "./signing/audit.ts";
 import { qrCodec } from "./signing/qr.ts";
 import { qrService } from "./signing/qr-service.ts";
 import { signingRoutes } from "./signing/routes.ts";
+import { createSigner } from "./signing/signer.ts";
 import { builtinAuthority } from "./transmission/authority.ts";
 
 export type Logger = pino.Logger;
@@ -47,6 +49,7 @@ export async function createContext(config: Config) {
   const keyring = loadKeyring(config);
   const sealer = createSealer(keyring.dataKeys);
   const qr = qrCodec(keyring.qrKeys);
+  const signer = createSigner(keyring.signingKeys);
 
   const businessesRepo = businessRepository(db);
   const invoicesRepo = invoiceRepository(db);
@@ -60,6 +63,7 @@ export async function createContext(config: Config) {
     businesses: businessesRepo,
     sealer,
     qr,
+    signer,
     validate: validateInvoice,
     catalog,
     authority: builtinAuthority(),
@@ -67,8 +71,21 @@ export async function createContext(config: Config) {
   const reports = reportService({ db, reports: reportRepository(db), invoices: invoicesRepo });
 
   const qrCodes = qrService({ qr, businesses: businessesRepo, invoices: invoicesRepo });
+  const audit = auditService({ businesses: businessesRepo, invoices: invoicesRepo, sealer, signer });
 
-  return { config, db, businesses, reference, invoices, reports, qr, qrCodes, close: () => db.destroy() };
+  return {
+    config,
+    db,
+    businesses,
+    reference,
+    invoices,
+    reports,
+    qr,
+    qrCodes,
+    signer,
+    audit,
+    close: () => db.destroy(),
+  };
 }
 
 export type Context = Awaited<ReturnType<typeof createContext>>;
@@ -91,7 +108,7 @@ export function createServer(ctx: Context, logger: Logger) {
       referenceRoutes({ reference: ctx.reference }),
       invoiceRoutes({ invoices: ctx.invoices }),
       reportRoutes({ reports: ctx.reports }),
-      signingRoutes({ qr: ctx.qrCodes }),
+      signingRoutes({ qr: ctx.qrCodes, signer: ctx.signer, invoices: ctx.invoices }),
     ],
   });
 }

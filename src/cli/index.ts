@@ -1,10 +1,15 @@
+import { createPublicKey } from "node:crypto";
+import fs from "node:fs";
 import { SingleBar } from "cli-progress";
 import { Command, CommanderError } from "commander";
 import { ConfigError, loadConfig } from "../config.ts";
 import { openDatabase } from "../db/database.ts";
 import { migrateToLatest } from "../db/migrations.ts";
 import { DomainError } from "../http/errors.ts";
+import { generatePrivateKey, rotateSandboxKey } from "../keys/keyring.ts";
 import { type Context, createContext, serve } from "../main.ts";
+import { jwkOf } from "../signing/signer.ts";
+import { verifyRecord } from "../signing/verify-record.ts";
 
 /** Every command prints exactly one JSON object on stdout; diagnostics go to stderr. */
 function print(result: unknown): void {
@@ -142,6 +147,73 @@ catalog
       }
     });
   });
+
+const audit = program.command("audit").description("integrity of the register");
+audit
+  .command("verify")
+  .description("walk every hash chain and re-verify each signature; exits 1 when anything is broken")
+  .option("--business <id>", "only this business's chain")
+  .action(async (opts: { business?: string }) => {
+    const ctx = await createContext(loadConfig());
+    try {
+      const result = await ctx.audit.verify(opts.business);
+      print(result);
+      if (result.broken.length > 0) process.exitCode = 1;
+    } finally {
+      await ctx.close();
+    }
+  });
+
+program
+  .command("verify")
+  .description(
+    "verify a saved full record offline, with only the service's JWK Set; exits 1 when it does not hold",
+  )
+  .argument("<file>", "the record as saved from GET /api/v1/einvoice/{IRN} (the envelope or its data)")
+  .requiredOption("--jwks <source>", "the JWK Set: a URL (…/.well-known/jwks.json) or a file")
+  .action(async (file: string, opts: { jwks: string }) => {
+    const record: unknown = JSON.parse(fs.readFileSync(file, "utf8"));
+    const jwks: unknown = /^https?:\/\//.test(opts.jwks)
+      ? await (await fetch(opts.jwks)).json()
+      : JSON.parse(fs.readFileSync(opts.jwks, "utf8"));
+    const verdict = verifyRecord(record, jwks);
+    print(verdict);
+    if (!verdict.valid) process.exitCode = 1;
+  });
+
+const keys = program.command("keys").description("service keys");
+for (const [name, kind, variable] of [
+  ["rotate-signing-key", "signing", "EINVOICE_SIGNING_KEYS"],
+  ["rotate-qr-key", "qr", "EINVOICE_QR_KEYS"],
+] as const) {
+  keys
+    .command(name)
+    .description(
+      `add a new ${kind === "qr" ? "QR (RSA-2048)" : "signing (Ed25519)"} key in front of the old ones, which stay usable`,
+    )
+    .action(() => {
+      const config = loadConfig();
+      if (config.mode === "production") {
+        // Production keys live in the environment: print a new one to put first in the variable.
+        const pem = generatePrivateKey(kind === "qr" ? "rsa" : "ed25519");
+        print({
+          ...describe(kind, pem),
+          private_key: Buffer.from(pem).toString("base64"),
+          prepend_to: variable,
+        });
+        return;
+      }
+      print({
+        ...describe(kind, rotateSandboxKey(config.dataDir, kind)),
+        rotated: true,
+        note: "restart the server to use it",
+      });
+    });
+}
+
+function describe(kind: "signing" | "qr", pem: string) {
+  return kind === "signing" ? { kind, kid: jwkOf(createPublicKey(pem)).kid } : { kind };
+}
 
 try {
   await program.parseAsync(process.argv);

@@ -96,6 +96,27 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  "0002_signatures": {
+    async up(db: Kysely<unknown>) {
+      // The head of each business's hash chain lives on the business row, so one row lock (or, on
+      // SQLite, the write lock its update takes) serializes the signs of one business.
+      await db.schema.alterTable("businesses").addColumn("chain_head", "text").execute();
+      await db.schema
+        .alterTable("businesses")
+        .addColumn("chain_length", "integer", (c) => c.notNull().defaultTo(0))
+        .execute();
+      for (const column of ["previous_hash", "hash", "signature", "kid"]) {
+        await db.schema.alterTable("invoices").addColumn(column, "text").execute();
+      }
+      await db.schema.alterTable("invoices").addColumn("chain_seq", "integer").execute();
+      await db.schema
+        .createIndex("invoices_chain")
+        .on("invoices")
+        .columns(["business_id", "chain_seq"])
+        .unique()
+        .execute();
+    },
+  },
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -1,4 +1,4 @@
-import type { Generated } from "kysely";
+import type { Generated, Insertable, Selectable } from "kysely";
 
 /** Row types of every table; repositories are the only readers and writers. */
 export interface BusinessTable {
@@ -8,6 +8,9 @@ export interface BusinessTable {
   service_id: string;
   certificate: string;
   created_at: string;
+  /** `signature.hash` of the business's latest signed invoice: the head of its hash chain. */
+  chain_head: Generated<string | null>;
+  chain_length: Generated<number>;
 }
 
 export interface ApiKeyTable {
@@ -39,6 +42,14 @@ export interface InvoiceTable {
   /** The QR text printed on the invoice, fixed at signing. */
   qr_code: string;
   updated_at: string;
+  /** Position in the business's hash chain, from 1. */
+  chain_seq: number | null;
+  previous_hash: string | null;
+  /** Hex SHA-256 of the signed payload. */
+  hash: string | null;
+  /** base64url Ed25519 signature of the signed payload. */
+  signature: string | null;
+  kid: string | null;
 }
 
 export interface InvoiceEventTable {
@@ -82,3 +93,6 @@ export interface Database {
   products: ProductTable;
   services: ServiceTable;
 }
+
+export type Business = Selectable<BusinessTable>;
+export type NewBusinessRow = Insertable<BusinessTable>;

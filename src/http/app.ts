@@ -16,6 +16,8 @@ declare module "fastify" {
     handler?: string;
     /** The envelope `message` when the request itself is malformed. */
     failureMessage?: string;
+    /** Answered without credentials (published keys). */
+    public?: boolean;
   }
 }
 
@@ -48,10 +50,11 @@ export async function buildApp(deps: AppDeps) {
 
   app.decorateRequest("principal", null as unknown as Principal);
 
-  // Every endpoint, the health check included, answers 401 without valid credentials (the spec lists
-  // a 401 for each); unknown routes answer 404 whatever the credentials.
+  // Every endpoint of the spec, the health check included, answers 401 without valid credentials (the
+  // spec lists a 401 for each); unknown routes answer 404 whatever the credentials; published keys
+  // need none.
   app.addHook("onRequest", async (request) => {
-    if (request.is404) return;
+    if (request.is404 || request.routeOptions.config?.public) return;
     const principal = await deps.authenticate(
       header(request.headers["api-key"]),
       header(request.headers["api-secret"]),

@@ -58,6 +58,29 @@ export function invoiceRepository(db: Db) {
       return Number(result.numUpdatedRows) === 1;
     },
 
+    /** One page of a business's hash chain, in order. */
+    async chainPage(businessId: string, afterSeq: number, limit: number, tx: Executor = db) {
+      return tx
+        .selectFrom("invoices")
+        .select([
+          "irn",
+          "business_id",
+          "chain_seq",
+          "previous_hash",
+          "hash",
+          "signature",
+          "kid",
+          "signed_at",
+          "document",
+          "sealed",
+        ])
+        .where("business_id", "=", businessId)
+        .where("chain_seq", ">", afterSeq)
+        .orderBy("chain_seq")
+        .limit(limit)
+        .execute();
+    },
+
     async addEvent(irn: string, event: InvoiceEvent, tx: Executor = db): Promise<void> {
       await tx
         .insertInto("invoice_events")

@@ -1,18 +1,22 @@
 import type { BusinessRepository } from "../businesses/repository.ts";
 import type { Principal } from "../businesses/service.ts";
 import type { Db } from "../db/database.ts";
-import type { BusinessTable, InvoiceTable } from "../db/schema.ts";
+import type { Business, InvoiceTable } from "../db/schema.ts";
 import { DomainError, summarize, type Violation } from "../http/errors.ts";
 import type { Sealer } from "../keys/sealer.ts";
 import type { CatalogRepository } from "../reference/catalog-repository.ts";
 import type { PaymentStatus } from "../reference/data.ts";
 import { irnProblem } from "../signing/irn.ts";
 import type { QrCodec } from "../signing/qr.ts";
+import type { Signature, Signer } from "../signing/signer.ts";
 import type { AuthorityConnector } from "../transmission/authority.ts";
 import { type InvoiceRepository, isUniqueViolation } from "./repository.ts";
 import { hsCodesOf } from "./rules/catalog.ts";
-import { type InvoiceDocument, SEALED_FIELDS } from "./schema.ts";
+import type { InvoiceDocument } from "./schema.ts";
+import { openDocument, storeDocument } from "./stored-document.ts";
 import type { InvoiceValidator } from "./validation.ts";
+
+type ChainLink = { seq: number; previousHash: string | null; signature: Signature };
 
 export type InvoiceStatus = "SIGNED" | "TRANSMITTING" | "TRANSMITTED" | "TRANSMISSION_FAILED";
 
@@ -38,14 +42,15 @@ function notFound(irn: string): DomainError {
 export function invoiceService(deps: {
   db: Db;
   invoices: InvoiceRepository;
-  businesses: Pick<BusinessRepository, "findById">;
+  businesses: Pick<BusinessRepository, "findById" | "advanceChain" | "setChainHead">;
   sealer: Sealer;
   qr: Pick<QrCodec, "encrypt">;
+  signer: Pick<Signer, "sign">;
   validate: InvoiceValidator;
   catalog: Pick<CatalogRepository, "knownProducts">;
   authority: AuthorityConnector;
 }) {
-  const { db, invoices, businesses, sealer, qr, validate, catalog, authority } = deps;
+  const { db, invoices, businesses, sealer, qr, signer, validate, catalog, authority } = deps;
 
   /** Validates a submitted document for the caller; returns it typed, with any warnings. */
   async function check(principal: Principal, body: unknown) {
@@ -69,15 +74,8 @@ export function invoiceService(deps: {
     return { document: body as InvoiceDocument, business, warnings };
   }
 
-  function toRow(document: InvoiceDocument, business: BusinessTable, now: string): InvoiceTable {
-    const open: Record<string, unknown> = { ...document };
-    const secret: Record<string, unknown> = {};
-    for (const field of SEALED_FIELDS) {
-      if (field in open) {
-        secret[field] = open[field];
-        delete open[field];
-      }
-    }
+  /** The stored row: confidential fields sealed, the rest as submitted, with its place in the chain. */
+  function toRow(document: InvoiceDocument, business: Business, now: string, chain: ChainLink): InvoiceTable {
     return {
       irn: document.irn,
       business_id: business.id,
@@ -88,8 +86,7 @@ export function invoiceService(deps: {
       issue_date: document.issue_date,
       supplier_tin: document.accounting_supplier_party.tin,
       customer_tin: document.accounting_customer_party.tin ?? null,
-      document: JSON.stringify(open),
-      sealed: Object.keys(secret).length > 0 ? sealer.seal(JSON.stringify(secret), document.irn) : null,
+      ...storeDocument(document, document.irn, sealer),
       signed_at: now,
       transmitted_at: null,
       authority_reference: null,
@@ -98,23 +95,37 @@ export function invoiceService(deps: {
         certificate: business.certificate,
       }),
       updated_at: now,
+      chain_seq: chain.seq,
+      previous_hash: chain.previousHash,
+      hash: chain.signature.hash,
+      signature: chain.signature.value,
+      kid: chain.signature.kid,
     };
   }
 
-  function readDocument(row: InvoiceTable): Record<string, unknown> {
-    const document = JSON.parse(row.document) as Record<string, unknown>;
-    if (row.sealed) Object.assign(document, JSON.parse(sealer.open(row.sealed, row.irn)));
-    return document;
-  }
+  const readDocument = (row: InvoiceTable) => openDocument(row, sealer);
 
   async function register(principal: Principal, body: unknown, transmitting: boolean) {
     const { document, business, warnings } = await check(principal, body);
-    const now = new Date().toISOString();
-    const row = toRow(document, business, now);
-    if (transmitting) row.status = "TRANSMITTING";
     try {
-      await db.transaction().execute(async (tx) => {
+      const row = await db.transaction().execute(async (tx) => {
+        const head = await businesses.advanceChain(business.id, tx);
+        const now = new Date().toISOString();
+        const signature = signer.sign({
+          irn: document.irn,
+          business_id: business.id,
+          signed_at: now,
+          previous_hash: head.chain_head,
+          document: document as Record<string, unknown>,
+        });
+        const row = toRow(document, business, now, {
+          seq: head.chain_length,
+          previousHash: head.chain_head,
+          signature,
+        });
+        if (transmitting) row.status = "TRANSMITTING";
         await invoices.insert(row, tx);
+        await businesses.setChainHead(business.id, signature.hash, tx);
         await invoices.addEvent(
           row.irn,
           { at: now, type: "signed", detail: { payment_status: row.payment_status } },
@@ -122,17 +133,18 @@ export function invoiceService(deps: {
         );
         if (transmitting)
           await invoices.addEvent(row.irn, { at: now, type: "transmission_queued", detail: {} }, tx);
+        return row;
       });
+      return { row, document, warnings };
     } catch (err) {
       if (isUniqueViolation(err)) {
         throw new DomainError("irn_exists", {
           message: "IRN already exists.",
-          details: `IRN '${row.irn}' is already registered`,
+          details: `IRN '${document.irn}' is already registered`,
         });
       }
       throw err;
     }
-    return { row, document, warnings };
   }
 
   async function deliver(row: InvoiceTable, document: Record<string, unknown>): Promise<void> {
@@ -177,6 +189,12 @@ export function invoiceService(deps: {
         tx,
       );
     });
+  }
+
+  function signatureOf(row: InvoiceTable): Signature | null {
+    return row.hash && row.signature && row.kid
+      ? { alg: "EdDSA", kid: row.kid, hash: row.hash, value: row.signature }
+      : null;
   }
 
   async function load(principal: Principal, irn: string): Promise<InvoiceTable> {
@@ -231,7 +249,9 @@ export function invoiceService(deps: {
         authority_reference: row.authority_reference,
         updated_at: row.updated_at,
         qr_code: row.qr_code,
+        previous_hash: row.previous_hash,
         document: readDocument(row),
+        signature: signatureOf(row),
         history,
       };
     },
@@ -243,6 +263,10 @@ export function invoiceService(deps: {
         status: row.status as InvoiceStatus,
         payment_status: row.payment_status as PaymentStatus,
       };
+    },
+
+    async qrCode(principal: Principal, irn: string): Promise<string> {
+      return (await load(principal, irn)).qr_code;
     },
 
     async lookup(principal: Principal, irn: string) {

@@ -1,4 +1,4 @@
-import { generateKeyPairSync, randomBytes } from "node:crypto";
+import { createPrivateKey, generateKeyPairSync, randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import type { Config } from "../config.ts";
@@ -13,13 +13,23 @@ export type Keyring = {
   dataKeys: DataKey[];
   /** RSA private keys (PEM) of the QR scheme: the first encrypts new codes, all decrypt. */
   qrKeys: string[];
+  /** Ed25519 private keys (PEM): the first signs, all are published. */
+  signingKeys: string[];
 };
 
-type StoredSecrets = { pepper?: string; data_keys?: { kid: string; key: string }[]; qr_keys?: string[] };
+type StoredSecrets = {
+  pepper?: string;
+  data_keys?: { kid: string; key: string }[];
+  qr_keys?: string[];
+  signing_keys?: string[];
+};
 
 const MIN_KEY_BYTES = 32;
 
-type KeyConfig = Pick<Config, "mode" | "dataDir" | "secretPepper" | "dataKeys" | "qrKeys">;
+type KeyConfig = Pick<Config, "mode" | "dataDir" | "secretPepper" | "dataKeys" | "qrKeys" | "signingKeys">;
+
+const pemList = (pems: readonly string[] | undefined) =>
+  (pems ?? []).map((pem) => Buffer.from(pem).toString("base64")).join(",");
 
 /**
  * Production reads every key from the environment and never writes one; the sandbox generates what
@@ -27,26 +37,28 @@ type KeyConfig = Pick<Config, "mode" | "dataDir" | "secretPepper" | "dataKeys" |
  */
 export function loadKeyring(config: KeyConfig): Keyring {
   if (config.mode === "production") {
-    if (!config.secretPepper || !config.dataKeys || !config.qrKeys) {
+    if (!config.secretPepper || !config.dataKeys || !config.qrKeys || !config.signingKeys) {
       throw new Error(
-        "production mode needs EINVOICE_SECRET_PEPPER, EINVOICE_DATA_KEYS and EINVOICE_QR_KEYS",
+        "production mode needs EINVOICE_SECRET_PEPPER, EINVOICE_DATA_KEYS, EINVOICE_QR_KEYS and EINVOICE_SIGNING_KEYS",
       );
     }
-    return fromConfig(config.secretPepper, config.dataKeys, config.qrKeys);
+    return fromConfig(config.secretPepper, config.dataKeys, config.qrKeys, config.signingKeys);
   }
   const stored = sandboxSecrets(config.dataDir);
   return fromConfig(
     config.secretPepper ?? (stored.pepper as string),
     config.dataKeys ?? (stored.data_keys ?? []).map((k) => `${k.kid}:${k.key}`).join(","),
-    config.qrKeys ?? (stored.qr_keys ?? []).map((pem) => Buffer.from(pem).toString("base64")).join(","),
+    config.qrKeys ?? pemList(stored.qr_keys),
+    config.signingKeys ?? pemList(stored.signing_keys),
   );
 }
 
-function fromConfig(pepper: string, dataKeys: string, qrKeys: string): Keyring {
+function fromConfig(pepper: string, dataKeys: string, qrKeys: string, signingKeys: string): Keyring {
   return {
     pepper: decodeKey(pepper, "EINVOICE_SECRET_PEPPER"),
     dataKeys: parseDataKeys(dataKeys),
-    qrKeys: parseQrKeys(qrKeys),
+    qrKeys: parsePemKeys(qrKeys, "EINVOICE_QR_KEYS", "RSA"),
+    signingKeys: parsePemKeys(signingKeys, "EINVOICE_SIGNING_KEYS", "Ed25519"),
   };
 }
 
@@ -65,18 +77,37 @@ function sandboxSecrets(dir: string): StoredSecrets {
     changed = true;
   }
   if (!stored.qr_keys?.length) {
-    const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
-    stored.qr_keys = [privateKey.export({ type: "pkcs8", format: "pem" }).toString()];
+    stored.qr_keys = [generatePrivateKey("rsa")];
     changed = true;
   }
-  if (changed) {
-    fs.mkdirSync(dir, { recursive: true });
-    const tmp = `${file}.${process.pid}.tmp`;
-    fs.writeFileSync(tmp, `${JSON.stringify(stored, null, 2)}\n`, { mode: 0o600 });
-    // A rename is atomic: a concurrent reader sees the old file or the new one, never half of one.
-    fs.renameSync(tmp, file);
+  if (!stored.signing_keys?.length) {
+    stored.signing_keys = [generatePrivateKey("ed25519")];
+    changed = true;
   }
+  if (changed) writeSecrets(file, stored);
   return stored;
+}
+
+function writeSecrets(file: string, stored: StoredSecrets): void {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  const tmp = `${file}.${process.pid}.tmp`;
+  fs.writeFileSync(tmp, `${JSON.stringify(stored, null, 2)}\n`, { mode: 0o600 });
+  // A rename is atomic: a concurrent reader sees the old file or the new one, never half of one.
+  fs.renameSync(tmp, file);
+}
+
+/**
+ * Sandbox key rotation: a new key goes first (it signs or encrypts from the next start on) and the
+ * old ones stay, so what they signed or encrypted still verifies and decrypts.
+ */
+export function rotateSandboxKey(dataDir: string, kind: "signing" | "qr"): string {
+  const file = path.join(dataDir, "secrets.json");
+  const stored = sandboxSecrets(dataDir);
+  const pem = generatePrivateKey(kind === "qr" ? "rsa" : "ed25519");
+  if (kind === "qr") stored.qr_keys = [pem, ...(stored.qr_keys ?? [])];
+  else stored.signing_keys = [pem, ...(stored.signing_keys ?? [])];
+  writeSecrets(file, stored);
+  return pem;
 }
 
 export function parseDataKeys(text: string): DataKey[] {
@@ -93,11 +124,26 @@ export function parseDataKeys(text: string): DataKey[] {
   return keys;
 }
 
+/** A new private key in PKCS#8 PEM: RSA-2048 for QR codes, Ed25519 for signatures. */
+export function generatePrivateKey(kind: "rsa" | "ed25519"): string {
+  const { privateKey } =
+    kind === "rsa" ? generateKeyPairSync("rsa", { modulusLength: 2048 }) : generateKeyPairSync("ed25519");
+  return privateKey.export({ type: "pkcs8", format: "pem" }).toString();
+}
+
 /** `base64(PEM)[,base64(PEM)…]`: PEM has newlines, which environment variables carry badly. */
-export function parseQrKeys(text: string): string[] {
+export function parsePemKeys(text: string, name: string, kind: "RSA" | "Ed25519"): string[] {
   const keys = text.split(",").map((entry) => Buffer.from(entry.trim(), "base64").toString("utf8"));
-  if (keys.length === 0 || keys.some((pem) => !pem.includes("PRIVATE KEY"))) {
-    throw new Error("EINVOICE_QR_KEYS must be base64 of RSA private keys in PEM, comma-separated");
+  const expected = kind === "RSA" ? "rsa" : "ed25519";
+  for (const pem of keys) {
+    let type: string | undefined;
+    try {
+      type = createPrivateKey(pem).asymmetricKeyType;
+    } catch {
+      type = undefined;
+    }
+    if (type !== expected)
+      throw new Error(`${name} must be base64 of ${kind} private keys in PEM, comma-separated`);
   }
   return keys;
 }

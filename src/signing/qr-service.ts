@@ -1,8 +1,9 @@
+import { createPublicKey, type KeyObject } from "node:crypto";
 import type { BusinessRepository } from "../businesses/repository.ts";
 import { DomainError } from "../http/errors.ts";
 import type { InvoiceRepository } from "../invoices/repository.ts";
 import { parseIrn } from "./irn.ts";
-import { isPngDataUrl, type QrCodec, readQrImage } from "./qr.ts";
+import { encryptQr, isPngDataUrl, type QrCodec, readQrImage } from "./qr.ts";
 
 function invalid(details: string): DomainError {
   return new DomainError("bad_request", {
@@ -12,6 +13,10 @@ function invalid(details: string): DomainError {
   });
 }
 
+function createFailed(details: string): DomainError {
+  return new DomainError("bad_request", { message: "QR Code generation failed", details });
+}
+
 export function qrService(deps: {
   qr: Pick<QrCodec, "decrypt">;
   businesses: Pick<BusinessRepository, "findByCertificate">;
@@ -19,6 +24,28 @@ export function qrService(deps: {
 }) {
   const { qr, businesses, invoices } = deps;
   return {
+    /** A QR text for an IRN from exported crypto keys, as the original provider's endpoint makes it. */
+    create(input: { public_key: string; certificate: string; irn: string }): string {
+      const parsed = parseIrn(input.irn);
+      if ("error" in parsed) throw createFailed(parsed.error);
+      const pem = input.public_key.includes("BEGIN")
+        ? input.public_key
+        : Buffer.from(input.public_key, "base64").toString("utf8");
+      let key: KeyObject;
+      try {
+        key = createPublicKey(pem);
+      } catch {
+        throw createFailed(
+          "public_key is not a PEM public key (nor base64 of one), as exported in the crypto keys",
+        );
+      }
+      if (key.asymmetricKeyType !== "rsa") throw createFailed("public_key must be an RSA public key");
+      return encryptQr(key, {
+        irn: `${input.irn}.${Math.floor(Date.now() / 1000)}`,
+        certificate: input.certificate,
+      });
+    },
+
     /**
      * Anyone holding an invoice may check its QR code (a buyer verifies its seller's invoice), so the
      * answer is not limited to the caller's business; it reveals only what the code itself carries.

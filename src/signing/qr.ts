@@ -1,10 +1,16 @@
-import { constants, createPrivateKey, createPublicKey, publicEncrypt } from "node:crypto";
+import { constants, createPrivateKey, createPublicKey, type KeyObject, publicEncrypt } from "node:crypto";
 import jsQRModule from "jsqr";
 import forge from "node-forge";
 import { PNG } from "pngjs";
 
 /** What a QR code carries, as integrators of the Nigerian platform already build it. */
 export type QrPayload = { irn: string; certificate: string };
+
+/** The QR text for `payload` under an RSA public key (PKCS#1 v1.5 encryption, then base64). */
+export function encryptQr(publicKey: KeyObject | string, payload: QrPayload): string {
+  const plain = Buffer.from(JSON.stringify(payload), "utf8");
+  return publicEncrypt({ key: publicKey, padding: constants.RSA_PKCS1_PADDING }, plain).toString("base64");
+}
 
 export type QrCodec = ReturnType<typeof qrCodec>;
 

@@ -81,7 +81,7 @@ test("data keys and config parsing fail fast with a message naming the setting",
   assert.throws(() => loadConfig({ EINVOICE_DATABASE_URL: "mysql://x" }), /EINVOICE_DATABASE_URL/);
   assert.throws(
     () => loadConfig({ EINVOICE_MODE: "production" }),
-    /EINVOICE_SECRET_PEPPER, EINVOICE_DATA_KEYS, EINVOICE_QR_KEYS/,
+    /EINVOICE_SECRET_PEPPER, EINVOICE_DATA_KEYS, EINVOICE_QR_KEYS, EINVOICE_SIGNING_KEYS/,
   );
   const config = loadConfig({ EINVOICE_DATABASE_URL: "sqlite:/srv/einvoice/main.db" });
   assert.deepEqual(config.database, { engine: "sqlite", file: "/srv/einvoice/main.db" });
@@ -99,12 +99,14 @@ test("the sandbox keyring is generated once and then reused", (t) => {
     secretPepper: undefined,
     dataKeys: undefined,
     qrKeys: undefined,
+    signingKeys: undefined,
   };
   const first = loadKeyring(settings);
   const second = loadKeyring(settings);
   assert.deepEqual(second.pepper, first.pepper);
   assert.deepEqual(second.dataKeys, first.dataKeys);
   assert.deepEqual(second.qrKeys, first.qrKeys);
+  assert.deepEqual(second.signingKeys, first.signingKeys);
   assert.throws(() => loadKeyring({ ...settings, mode: "production" }), /EINVOICE_SECRET_PEPPER/);
 });
 

@@ -1,0 +1,83 @@
+import { createHash, createPrivateKey, createPublicKey, type KeyObject, sign, verify } from "node:crypto";
+import canonicalize from "canonicalize";
+
+export type Signature = { alg: "EdDSA"; kid: string; hash: string; value: string };
+
+/** Exactly what is signed: nothing more, nothing less, so anyone can rebuild it from the record. */
+export type SignedFields = {
+  irn: string;
+  business_id: string;
+  signed_at: string;
+  previous_hash: string | null;
+  document: Record<string, unknown>;
+};
+
+export type Jwk = { kty: "OKP"; crv: "Ed25519"; x: string; kid: string; alg: "EdDSA"; use: "sig" };
+
+/** RFC 8785 canonical JSON (sorted keys, no whitespace, ECMAScript number form), as UTF-8 bytes. */
+export function signedPayload(fields: SignedFields): Buffer {
+  const { irn, business_id, signed_at, previous_hash, document } = fields;
+  return Buffer.from(
+    canonicalize({ irn, business_id, signed_at, previous_hash, document }) as string,
+    "utf8",
+  );
+}
+
+export function sha256Hex(bytes: Buffer): string {
+  return createHash("sha256").update(bytes).digest("hex");
+}
+
+/** RFC 7638 thumbprint: the key id is derived from the key, so it cannot drift from it. */
+export function jwkOf(publicKey: KeyObject): Jwk {
+  const { x } = publicKey.export({ format: "jwk" }) as { x: string };
+  const kid = createHash("sha256").update(`{"crv":"Ed25519","kty":"OKP","x":"${x}"}`).digest("base64url");
+  return { kty: "OKP", crv: "Ed25519", x, kid, alg: "EdDSA", use: "sig" };
+}
+
+export function publicKeyFromJwk(jwk: { kty?: unknown; crv?: unknown; x?: unknown }): KeyObject {
+  if (jwk.kty !== "OKP" || jwk.crv !== "Ed25519" || typeof jwk.x !== "string")
+    throw new Error("not an Ed25519 JWK");
+  return createPublicKey({ key: { kty: "OKP", crv: "Ed25519", x: jwk.x }, format: "jwk" });
+}
+
+/** Verifies a signature over `payload` with the keys of a JWK Set; says why when it does not hold. */
+export function verifySignature(payload: Buffer, signature: Signature, jwks: { keys: Jwk[] }): string | null {
+  if (signature.alg !== "EdDSA") return `unsupported alg ${String(signature.alg)}`;
+  if (sha256Hex(payload) !== signature.hash) return "hash does not match the payload";
+  const jwk = jwks.keys.find((k) => k.kid === signature.kid);
+  if (!jwk) return `no key ${signature.kid} in the JWK Set`;
+  const ok = verify(null, payload, publicKeyFromJwk(jwk), Buffer.from(signature.value, "base64url"));
+  return ok ? null : "signature does not verify";
+}
+
+/**
+ * The service's Ed25519 signing keys. The first signs; all stay published, so records signed before
+ * a rotation still verify.
+ */
+export function createSigner(privateKeysPem: readonly string[]) {
+  const keys = privateKeysPem.map((pem) => {
+    const privateKey = createPrivateKey(pem);
+    if (privateKey.asymmetricKeyType !== "ed25519") throw new Error("signing keys must be Ed25519");
+    return { privateKey, jwk: jwkOf(createPublicKey(privateKey)) };
+  });
+  const [current] = keys;
+  if (!current) throw new Error("at least one signing key is required");
+  const jwks = { keys: keys.map((k) => k.jwk) };
+  return {
+    jwks: () => jwks,
+    kid: current.jwk.kid,
+    sign(fields: SignedFields): Signature {
+      const payload = signedPayload(fields);
+      return {
+        alg: "EdDSA",
+        kid: current.jwk.kid,
+        hash: sha256Hex(payload),
+        value: sign(null, payload, current.privateKey).toString("base64url"),
+      };
+    },
+    verify: (fields: SignedFields, signature: Signature) =>
+      verifySignature(signedPayload(fields), signature, jwks),
+  };
+}
+
+export type Signer = ReturnType<typeof createSigner>;
