@@ -63,20 +63,22 @@ export function qrService(deps: {
         text = read.trim();
       }
       if (!/^[A-Za-z0-9+/]+={0,2}$/.test(text)) throw invalid("the QR content is not base64 text");
+      // One answer for every way the content fails to open, so the endpoint is no padding oracle.
+      const unreadable = invalid(
+        "the QR content could not be decrypted with this service's QR keys into a QR payload",
+      );
       const plain = qr.decrypt(text);
-      if (plain === null) throw invalid("the QR content could not be decrypted with this service's QR keys");
+      if (plain === null) throw unreadable;
       let payload: unknown;
       try {
         payload = JSON.parse(plain);
       } catch {
-        throw invalid("the decrypted QR content is not JSON");
+        throw unreadable;
       }
       const { irn: stamped, certificate } = (
         typeof payload === "object" && payload !== null ? payload : {}
       ) as Record<string, unknown>;
-      if (typeof stamped !== "string" || typeof certificate !== "string") {
-        throw invalid("the decrypted QR content lacks 'irn' or 'certificate'");
-      }
+      if (typeof stamped !== "string" || typeof certificate !== "string") throw unreadable;
       const match = /^(.+)\.(\d{1,12})$/.exec(stamped);
       if (!match) throw invalid(`the QR's irn '${stamped}' is not of the form <IRN>.<unix seconds>`);
       const [, irn = "", seconds = "0"] = match;

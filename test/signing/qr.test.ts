@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { constants, publicEncrypt } from "node:crypto";
 import { test } from "node:test";
+import jsQRModule from "jsqr";
+import { PNG } from "pngjs";
 import QRCode from "qrcode";
 import { build, fixture, type Json, tenant } from "../helpers.ts";
 
@@ -75,4 +77,61 @@ test("the full record's qr_code validates, as text and as a PNG data URL", async
     assert.equal(res.json().data.irn, invoice.irn);
     assert.equal(res.json().data.business_id, a.business_id);
   }
+});
+
+test("qr-code/create makes a PNG data URL that validates; qr.png and qr.svg render the stored code", async (t) => {
+  const { app, ctx } = await build(t);
+  const a = await tenant(ctx);
+  const invoice = fixture("invoice-minimal", a);
+  await app.inject({ method: "POST", url: `${API}/sign`, headers: a.headers, payload: invoice });
+  const business = await ctx.businesses.find(a.business_id);
+  assert.ok(business);
+  const created = await app.inject({
+    method: "POST",
+    url: `${API}/qr-code/create`,
+    headers: a.headers,
+    payload: {
+      public_key: Buffer.from(ctx.qr.publicKeyPem).toString("base64"),
+      certificate: business.certificate,
+      irn: invoice.irn,
+    },
+  });
+  assert.equal(created.statusCode, 200, created.body);
+  const body = created.json();
+  assert.equal(body.message, "QR Code generated successfully");
+  assert.match(body.data.qr_code, /^data:image\/png;base64,/);
+  const validated = await app.inject({
+    method: "POST",
+    url: `${API}/qr-code/validate`,
+    headers: a.headers,
+    payload: { code: body.data.qr_code },
+  });
+  assert.equal(validated.statusCode, 200, validated.body);
+
+  const bad = await app.inject({
+    method: "POST",
+    url: `${API}/qr-code/create`,
+    headers: a.headers,
+    payload: { public_key: "bm90IGEga2V5", certificate: business.certificate, irn: invoice.irn },
+  });
+  assert.equal(bad.statusCode, 400);
+  assert.match(bad.json().error.details, /public_key/);
+
+  const png = await app.inject({ url: `${API}/${String(invoice.irn)}/qr.png`, headers: a.headers });
+  assert.equal(png.statusCode, 200);
+  assert.equal(png.headers["content-type"], "image/png");
+  const image = PNG.sync.read(png.rawPayload);
+  assert.ok(image.width >= 300, `width ${image.width}`);
+  const record = (await app.inject({ url: `${API}/${String(invoice.irn)}`, headers: a.headers })).json().data;
+  const decoded = jsQRModule.default(new Uint8ClampedArray(image.data), image.width, image.height);
+  assert.equal(decoded?.data, record.qr_code);
+
+  const svg = await app.inject({ url: `${API}/${String(invoice.irn)}/qr.svg`, headers: a.headers });
+  assert.equal(svg.statusCode, 200);
+  assert.match(String(svg.headers["content-type"]), /image\/svg\+xml/);
+  assert.match(svg.body, /^<svg/);
+
+  const b = await tenant(ctx);
+  const foreign = await app.inject({ url: `${API}/${String(invoice.irn)}/qr.png`, headers: b.headers });
+  assert.equal(foreign.statusCode, 404, "another business cannot render it");
 });

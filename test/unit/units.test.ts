@@ -8,6 +8,7 @@ import { loadKeyring, parseDataKeys } from "../../src/keys/keyring.ts";
 import { createSealer } from "../../src/keys/sealer.ts";
 import { lgaCode } from "../../src/reference/lgas.ts";
 import { irnProblem, isRealDate, parseIrn } from "../../src/signing/irn.ts";
+import { unpadPkcs1v15 } from "../../src/signing/qr.ts";
 import { tempDir } from "../helpers.ts";
 
 test("IRN parsing: template, service id and a real calendar date", () => {
@@ -141,4 +142,20 @@ test("schema errors become violations with readable paths", () => {
     ],
   );
   assert.match(summarize([...violations, ...violations]), /and 3 more/);
+});
+
+test("PKCS#1 v1.5 unpadding accepts exactly 00 02 PS(≥8 nonzero) 00 M", () => {
+  const block = (head: number[], ps: number, message: string) =>
+    Buffer.concat([Buffer.from(head), Buffer.alloc(ps, 0x5a), Buffer.from([0]), Buffer.from(message)]);
+  assert.equal(unpadPkcs1v15(block([0, 2], 8, "hello"))?.toString(), "hello");
+  assert.equal(unpadPkcs1v15(block([0, 2], 200, '{"irn":"x"}'))?.toString(), '{"irn":"x"}');
+  assert.equal(unpadPkcs1v15(block([0, 2], 8, ""))?.toString(), "", "an empty message is well formed");
+  assert.equal(unpadPkcs1v15(block([0, 2], 7, "hello")), null, "padding shorter than 8 bytes");
+  assert.equal(unpadPkcs1v15(block([0, 1], 8, "hello")), null, "block type 1 is for signatures");
+  assert.equal(unpadPkcs1v15(block([1, 2], 8, "hello")), null, "the first byte must be 0");
+  assert.equal(
+    unpadPkcs1v15(Buffer.concat([Buffer.from([0, 2]), Buffer.alloc(30, 7)])),
+    null,
+    "no separator",
+  );
 });
