@@ -40,8 +40,8 @@ function apply(doc: Json, m: Mutation): boolean {
     else delete container[key];
   } else if (m.kind === "extra") {
     const target = container[key];
-    if (typeof target === "object" && target !== null && !Array.isArray(target))
-      (target as Json).x_unknown_field = m.value;
+    if (typeof target !== "object" || target === null || Array.isArray(target)) return false;
+    (target as Json).x_unknown_field = m.value;
   } else {
     container[key] = m.value;
   }
