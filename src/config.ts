@@ -23,6 +23,24 @@ const Env = Type.Object({
   EINVOICE_QR_KEYS: Type.Optional(Type.String({ minLength: 1 })),
   /** `base64(PEM)[,base64(PEM)…]` Ed25519 private keys that sign invoices, the first is current. */
   EINVOICE_SIGNING_KEYS: Type.Optional(Type.String({ minLength: 1 })),
+  /** Where signed invoices are delivered: this service itself, or an upstream API of the same shape. */
+  EINVOICE_AUTHORITY: Type.Union([Type.Literal("builtin"), Type.Literal("http")], { default: "builtin" }),
+  EINVOICE_AUTHORITY_URL: Type.Optional(Type.String({ pattern: "^https?://" })),
+  EINVOICE_AUTHORITY_API_KEY: Type.Optional(Type.String({ minLength: 1 })),
+  EINVOICE_AUTHORITY_API_SECRET: Type.Optional(Type.String({ minLength: 1 })),
+  /** `off` keeps `serve` from delivering in the background (run `einvoice worker` instead). */
+  EINVOICE_WORKER: Type.Union([Type.Literal("on"), Type.Literal("off")], { default: "on" }),
+  EINVOICE_WORKER_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 256, default: 8 }),
+  EINVOICE_WORKER_POLL_MS: Type.Integer({ minimum: 10, maximum: 60_000, default: 500 }),
+  /** How long transmit and sign-transmit wait for the authority before answering 503 (queued). */
+  EINVOICE_TRANSMIT_WAIT_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 5000 }),
+  /** The time limit of one delivery attempt. */
+  EINVOICE_DELIVERY_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 300_000, default: 10_000 }),
+  EINVOICE_MAX_ATTEMPTS: Type.Integer({ minimum: 1, maximum: 1000, default: 12 }),
+  EINVOICE_RETRY_BASE_MS: Type.Integer({ minimum: 1, maximum: 3_600_000, default: 1000 }),
+  EINVOICE_RETRY_MAX_MS: Type.Integer({ minimum: 1, maximum: 86_400_000, default: 300_000 }),
+  /** A claimed job not finished by then is taken over by another worker. */
+  EINVOICE_LEASE_MS: Type.Integer({ minimum: 100, maximum: 3_600_000, default: 60_000 }),
 });
 
 export type Config = {
@@ -37,6 +55,18 @@ export type Config = {
   dataKeys: string | undefined;
   qrKeys: string | undefined;
   signingKeys: string | undefined;
+  authority: { kind: "builtin" } | { kind: "http"; url: string; apiKey: string; apiSecret: string };
+  outbox: {
+    worker: boolean;
+    concurrency: number;
+    pollMs: number;
+    transmitWaitMs: number;
+    deliveryTimeoutMs: number;
+    maxAttempts: number;
+    retryBaseMs: number;
+    retryMaxMs: number;
+    leaseMs: number;
+  };
 };
 
 export class ConfigError extends Error {}
@@ -74,6 +104,18 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     dataKeys: parsed.EINVOICE_DATA_KEYS,
     qrKeys: parsed.EINVOICE_QR_KEYS,
     signingKeys: parsed.EINVOICE_SIGNING_KEYS,
+    authority: authorityOf(parsed),
+    outbox: {
+      worker: parsed.EINVOICE_WORKER === "on",
+      concurrency: parsed.EINVOICE_WORKER_CONCURRENCY,
+      pollMs: parsed.EINVOICE_WORKER_POLL_MS,
+      transmitWaitMs: parsed.EINVOICE_TRANSMIT_WAIT_MS,
+      deliveryTimeoutMs: parsed.EINVOICE_DELIVERY_TIMEOUT_MS,
+      maxAttempts: parsed.EINVOICE_MAX_ATTEMPTS,
+      retryBaseMs: parsed.EINVOICE_RETRY_BASE_MS,
+      retryMaxMs: parsed.EINVOICE_RETRY_MAX_MS,
+      leaseMs: parsed.EINVOICE_LEASE_MS,
+    },
   };
   if (config.mode === "production") {
     const missing = [
@@ -87,6 +129,21 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     }
   }
   return config;
+}
+
+function authorityOf(parsed: Static<typeof Env>): Config["authority"] {
+  if (parsed.EINVOICE_AUTHORITY === "builtin") return { kind: "builtin" };
+  const {
+    EINVOICE_AUTHORITY_URL: url,
+    EINVOICE_AUTHORITY_API_KEY: apiKey,
+    EINVOICE_AUTHORITY_API_SECRET: apiSecret,
+  } = parsed;
+  if (!url || !apiKey || !apiSecret) {
+    throw new ConfigError(
+      "EINVOICE_AUTHORITY=http needs EINVOICE_AUTHORITY_URL, EINVOICE_AUTHORITY_API_KEY and EINVOICE_AUTHORITY_API_SECRET",
+    );
+  }
+  return { kind: "http", url: url.replace(/\/+$/, ""), apiKey, apiSecret };
 }
 
 function sqliteFile(url: string): string {

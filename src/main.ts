@@ -24,7 +24,13 @@ import { qrCodec } from "./signing/qr.ts";
 import { qrService } from "./signing/qr-service.ts";
 import { signingRoutes } from "./signing/routes.ts";
 import { createSigner } from "./signing/signer.ts";
-import { builtinAuthority } from "./transmission/authority.ts";
+import { builtinAuthority, httpAuthority } from "./transmission/authority.ts";
+import { outboxMetrics } from "./transmission/metrics.ts";
+import { outboxRepository } from "./transmission/outbox-repository.ts";
+import { metricsRoutes } from "./transmission/routes.ts";
+import { transmissionService, webhookRegistrar } from "./transmission/service.ts";
+import { webhookRepository } from "./transmission/webhook-repository.ts";
+import { createWorker } from "./transmission/worker.ts";
 
 export type Logger = pino.Logger;
 
@@ -56,6 +62,24 @@ export async function createContext(config: Config) {
   const catalog = catalogRepository(db);
 
   const businesses = businessService({ db, businesses: businessesRepo, pepper: keyring.pepper });
+  const metrics = outboxMetrics();
+  const webhooksRepo = webhookRepository(db);
+  const transmission = transmissionService({
+    db,
+    outbox: outboxRepository(db),
+    invoices: invoicesRepo,
+    webhooks: webhooksRepo,
+    sealer,
+    authority: config.authority.kind === "http" ? httpAuthority(config.authority) : builtinAuthority(),
+    settings: config.outbox,
+    onSettled: (job, outcome) => metrics.settled(job.kind, outcome),
+  });
+  metrics.observe(transmission);
+  const webhooks = webhookRegistrar({
+    webhooks: webhooksRepo,
+    sealer,
+    businessExists: async (id) => (await businessesRepo.findById(id)) !== undefined,
+  });
   const reference = referenceService({ catalog });
   const invoices = invoiceService({
     db,
@@ -66,7 +90,8 @@ export async function createContext(config: Config) {
     signer,
     validate: validateInvoice,
     catalog,
-    authority: builtinAuthority(),
+    transmission,
+    transmitWaitMs: config.outbox.transmitWaitMs,
   });
   const reports = reportService({ db, reports: reportRepository(db), invoices: invoicesRepo });
 
@@ -84,6 +109,9 @@ export async function createContext(config: Config) {
     qrCodes,
     signer,
     audit,
+    transmission,
+    webhooks,
+    metrics,
     close: () => db.destroy(),
   };
 }
@@ -109,6 +137,7 @@ export function createServer(ctx: Context, logger: Logger) {
       invoiceRoutes({ invoices: ctx.invoices }),
       reportRoutes({ reports: ctx.reports }),
       signingRoutes({ qr: ctx.qrCodes, signer: ctx.signer, invoices: ctx.invoices }),
+      metricsRoutes({ metrics: ctx.metrics }),
     ],
   });
 }
@@ -160,18 +189,58 @@ export async function serve(config: Config): Promise<void> {
       );
     }
   }
+  const worker = config.outbox.worker
+    ? createWorker({
+        transmission: ctx.transmission,
+        concurrency: config.outbox.concurrency,
+        pollMs: config.outbox.pollMs,
+        logger,
+      })
+    : undefined;
+  onShutdown(logger, async () => {
+    // Stop taking requests first, then let the worker finish or give back its jobs.
+    await app.close();
+    await worker?.stop();
+    await ctx.close();
+  });
+  const address = await app.listen({ port: config.port, host: config.host });
+  worker?.start();
+  logger.info(
+    { address, mode: config.mode, database: config.database.engine, worker: Boolean(worker) },
+    "e-invoicing API listening",
+  );
+}
+
+/** `einvoice worker`: delivers outbox jobs, until SIGINT or SIGTERM. */
+export async function work(config: Config): Promise<void> {
+  const logger = createLogger(config);
+  const ctx = await createContext(config);
+  const worker = createWorker({
+    transmission: ctx.transmission,
+    concurrency: config.outbox.concurrency,
+    pollMs: config.outbox.pollMs,
+    logger,
+  });
+  onShutdown(logger, async () => {
+    await worker.stop();
+    await ctx.close();
+  });
+  worker.start();
+}
+
+function onShutdown(logger: Logger, close: () => Promise<void>): void {
   let closing = false;
   const shutdown = async (signal: string) => {
     if (closing) return;
     closing = true;
     logger.info({ signal }, "shutting down");
-    await app.close();
-    await ctx.close();
-    logger.flush();
-    process.exit(0);
+    try {
+      await close();
+    } finally {
+      logger.flush();
+      process.exit(0);
+    }
   };
   process.once("SIGINT", () => void shutdown("SIGINT"));
   process.once("SIGTERM", () => void shutdown("SIGTERM"));
-  const address = await app.listen({ port: config.port, host: config.host });
-  logger.info({ address, mode: config.mode, database: config.database.engine }, "e-invoicing API listening");
 }

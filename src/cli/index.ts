@@ -7,7 +7,7 @@ import { openDatabase } from "../db/database.ts";
 import { migrateToLatest } from "../db/migrations.ts";
 import { DomainError } from "../http/errors.ts";
 import { generatePrivateKey, rotateSandboxKey } from "../keys/keyring.ts";
-import { type Context, createContext, serve } from "../main.ts";
+import { type Context, createContext, serve, work } from "../main.ts";
 import { jwkOf } from "../signing/signer.ts";
 import { verifyRecord } from "../signing/verify-record.ts";
 
@@ -58,6 +58,15 @@ program
   });
 
 program
+  .command("worker")
+  .description(
+    "deliver queued transmissions and webhooks (env: EINVOICE_WORKER_CONCURRENCY, EINVOICE_LEASE_MS, …)",
+  )
+  .action(async () => {
+    await work(loadConfig());
+  });
+
+program
   .command("migrate")
   .description("apply pending database migrations")
   .action(async () => {
@@ -99,6 +108,41 @@ business
       return {
         public_key: Buffer.from(ctx.qr.publicKeyPem).toString("base64"),
         certificate: found.certificate,
+      };
+    });
+  });
+
+program
+  .command("webhook")
+  .description("webhooks of a business")
+  .command("set")
+  .description("register (or replace) a business's webhook URL; prints the signing secret, shown once")
+  .requiredOption("--business <id>", "business id")
+  .requiredOption("--url <url>", "http(s) URL that receives POSTed events")
+  .action(async (opts: { business: string; url: string }) => {
+    await withContext((ctx) => ctx.webhooks.set(opts.business, opts.url));
+  });
+
+program
+  .command("outbox")
+  .description("the transmission outbox")
+  .command("status")
+  .description("jobs by kind and state, and the age of the oldest pending one")
+  .action(async () => {
+    await withContext(async (ctx) => {
+      const stats = await ctx.transmission.stats();
+      const pending = stats
+        .filter((s) => s.state === "pending" && s.oldest)
+        .map((s) => Date.parse(s.oldest as string));
+      return {
+        jobs: stats.map(({ kind, state, count, in_flight }) => ({
+          kind,
+          state,
+          count,
+          ...(state === "pending" ? { in_flight } : {}),
+        })),
+        oldest_pending_age_seconds:
+          pending.length > 0 ? Math.round((Date.now() - Math.min(...pending)) / 1000) : null,
       };
     });
   });

@@ -1,4 +1,4 @@
-import { type Kysely, type Migration, type MigrationProvider, Migrator } from "kysely";
+import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from "kysely";
 import type { Database } from "./schema.ts";
 
 /**
@@ -114,6 +114,47 @@ const migrations: Record<string, Migration> = {
         .on("invoices")
         .columns(["business_id", "chain_seq"])
         .unique()
+        .execute();
+    },
+  },
+  "0003_outbox": {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable("outbox_jobs")
+        .addColumn("id", "integer", (c) => c.primaryKey().autoIncrement())
+        .addColumn("kind", "text", (c) => c.notNull())
+        .addColumn("irn", "text")
+        .addColumn("business_id", "text", (c) => c.notNull())
+        .addColumn("payload", "text")
+        .addColumn("state", "text", (c) => c.notNull())
+        .addColumn("attempts", "integer", (c) => c.notNull().defaultTo(0))
+        .addColumn("next_attempt_at", "text", (c) => c.notNull())
+        .addColumn("lease_owner", "text")
+        .addColumn("lease_expires_at", "text")
+        .addColumn("last_error", "text")
+        .addColumn("created_at", "text", (c) => c.notNull())
+        .addColumn("updated_at", "text", (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createIndex("outbox_jobs_due")
+        .on("outbox_jobs")
+        .columns(["state", "next_attempt_at"])
+        .execute();
+      // At most one open delivery per invoice, whatever races between transmit calls.
+      await db.schema
+        .createIndex("outbox_jobs_open_delivery")
+        .on("outbox_jobs")
+        .column("irn")
+        .unique()
+        .where(sql.ref("state"), "=", "pending")
+        .where(sql.ref("kind"), "=", "delivery")
+        .execute();
+      await db.schema
+        .createTable("webhooks")
+        .addColumn("business_id", "text", (c) => c.primaryKey().references("businesses.id"))
+        .addColumn("url", "text", (c) => c.notNull())
+        .addColumn("secret", "text", (c) => c.notNull())
+        .addColumn("created_at", "text", (c) => c.notNull())
         .execute();
     },
   },

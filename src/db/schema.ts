@@ -84,6 +84,36 @@ export interface ServiceTable {
   service_category: string;
 }
 
+export type JobKind = "delivery" | "webhook";
+export type JobState = "pending" | "done" | "failed";
+
+/** The durable outbox: deliveries to the authority and webhook events, each retried until done. */
+export interface OutboxJobTable {
+  id: Generated<number>;
+  kind: JobKind;
+  irn: string | null;
+  business_id: string;
+  /** Webhooks: the event body, fixed at enqueue so every retry sends the same bytes. */
+  payload: string | null;
+  /** `pending` jobs with an unexpired lease are in flight. */
+  state: JobState;
+  attempts: Generated<number>;
+  next_attempt_at: string;
+  lease_owner: string | null;
+  lease_expires_at: string | null;
+  last_error: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface WebhookTable {
+  business_id: string;
+  url: string;
+  /** Sealed: it must be readable to sign deliveries, so it is encrypted, not hashed. */
+  secret: string;
+  created_at: string;
+}
+
 export interface Database {
   businesses: BusinessTable;
   api_keys: ApiKeyTable;
@@ -92,7 +122,10 @@ export interface Database {
   fiscalization_reports: FiscalizationReportTable;
   products: ProductTable;
   services: ServiceTable;
+  outbox_jobs: OutboxJobTable;
+  webhooks: WebhookTable;
 }
 
 export type Business = Selectable<BusinessTable>;
 export type NewBusinessRow = Insertable<BusinessTable>;
+export type OutboxJob = Selectable<OutboxJobTable>;

@@ -25,6 +25,11 @@ export function invoiceRepository(db: Db) {
         .executeTakeFirst();
     },
 
+    /** Any business's invoice: for the outbox, which acts for the service, not for a caller. */
+    async findByIrn(irn: string, tx: Executor = db): Promise<InvoiceTable | undefined> {
+      return tx.selectFrom("invoices").selectAll().where("irn", "=", irn).executeTakeFirst();
+    },
+
     async exists(irn: string, tx: Executor = db): Promise<boolean> {
       return (
         (await tx.selectFrom("invoices").select("irn").where("irn", "=", irn).executeTakeFirst()) !==
@@ -32,14 +37,21 @@ export function invoiceRepository(db: Db) {
       );
     },
 
+    /** Changes the transmission state; a TRANSMITTED invoice stays so, whatever arrives late. */
     async setStatus(
       irn: string,
       change: Partial<Pick<InvoiceTable, "status" | "transmitted_at" | "authority_reference">> & {
         updated_at: string;
       },
       tx: Executor = db,
-    ): Promise<void> {
-      await tx.updateTable("invoices").set(change).where("irn", "=", irn).execute();
+    ): Promise<boolean> {
+      const result = await tx
+        .updateTable("invoices")
+        .set(change)
+        .where("irn", "=", irn)
+        .where("status", "!=", "TRANSMITTED")
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) === 1;
     },
 
     /** Compare-and-set on the payment status, so two concurrent updates cannot both win. */

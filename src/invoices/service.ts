@@ -9,12 +9,22 @@ import type { PaymentStatus } from "../reference/data.ts";
 import { irnProblem } from "../signing/irn.ts";
 import type { QrCodec } from "../signing/qr.ts";
 import type { Signature, Signer } from "../signing/signer.ts";
-import type { AuthorityConnector } from "../transmission/authority.ts";
+import type { TransmissionService } from "../transmission/service.ts";
 import { type InvoiceRepository, isUniqueViolation } from "./repository.ts";
 import { hsCodesOf } from "./rules/catalog.ts";
 import type { InvoiceDocument } from "./schema.ts";
 import { openDocument, storeDocument } from "./stored-document.ts";
 import type { InvoiceValidator } from "./validation.ts";
+
+/** What webhook events say about an invoice: its state, never its content. */
+function eventData(row: Pick<InvoiceTable, "irn" | "business_id" | "status" | "payment_status">) {
+  return {
+    irn: row.irn,
+    business_id: row.business_id,
+    status: row.status,
+    payment_status: row.payment_status,
+  };
+}
 
 type ChainLink = { seq: number; previousHash: string | null; signature: Signature };
 
@@ -48,9 +58,11 @@ export function invoiceService(deps: {
   signer: Pick<Signer, "sign">;
   validate: InvoiceValidator;
   catalog: Pick<CatalogRepository, "knownProducts">;
-  authority: AuthorityConnector;
+  transmission: Pick<TransmissionService, "enqueueDelivery" | "deliverNow" | "notify">;
+  transmitWaitMs: number;
 }) {
-  const { db, invoices, businesses, sealer, qr, signer, validate, catalog, authority } = deps;
+  const { db, invoices, businesses, sealer, qr, signer, validate, catalog, transmission, transmitWaitMs } =
+    deps;
 
   /** Validates a submitted document for the caller; returns it typed, with any warnings. */
   async function check(principal: Principal, body: unknown) {
@@ -131,11 +143,15 @@ export function invoiceService(deps: {
           { at: now, type: "signed", detail: { payment_status: row.payment_status } },
           tx,
         );
-        if (transmitting)
+        await transmission.notify(business.id, "invoice.signed", eventData(row), now, tx);
+        let jobId: number | undefined;
+        if (transmitting) {
+          jobId = await transmission.enqueueDelivery(row.irn, business.id, now, tx);
           await invoices.addEvent(row.irn, { at: now, type: "transmission_queued", detail: {} }, tx);
-        return row;
+        }
+        return { row, jobId };
       });
-      return { row, document, warnings };
+      return { ...row, document, warnings };
     } catch (err) {
       if (isUniqueViolation(err)) {
         throw new DomainError("irn_exists", {
@@ -147,47 +163,24 @@ export function invoiceService(deps: {
     }
   }
 
-  async function deliver(row: InvoiceTable, document: Record<string, unknown>): Promise<void> {
-    let receipt: Awaited<ReturnType<AuthorityConnector["deliver"]>>;
-    try {
-      receipt = await authority.deliver({ irn: row.irn, businessId: row.business_id, document });
-    } catch (err) {
-      const at = new Date().toISOString();
-      const reason = err instanceof Error ? err.message : String(err);
-      await db.transaction().execute(async (tx) => {
-        await invoices.setStatus(row.irn, { status: "TRANSMISSION_FAILED", updated_at: at }, tx);
-        await invoices.addEvent(
-          row.irn,
-          { at, type: "transmission_failed", detail: { authority: authority.name, error: reason } },
-          tx,
-        );
-      });
-      throw new DomainError("unavailable", {
+  /** Waits (bounded) for the queued delivery; the answer says where the invoice stands. */
+  async function awaitDelivery(irn: string, jobId: number): Promise<void> {
+    const job = await transmission.deliverNow(jobId, transmitWaitMs);
+    const invoice = await invoices.findByIrn(irn);
+    if (invoice?.status === "TRANSMITTED") return;
+    if (invoice?.status === "TRANSMISSION_FAILED") {
+      throw new DomainError("bad_request", {
         message: "Transmission failed",
-        details: `the tax authority did not accept the invoice (${reason}); call transmit again to retry`,
-        retryAfter: 30,
+        details: `the tax authority did not accept the invoice: ${job?.last_error ?? "unknown error"}; correct it or call transmit again to retry`,
       });
     }
-    await db.transaction().execute(async (tx) => {
-      await invoices.setStatus(
-        row.irn,
-        {
-          status: "TRANSMITTED",
-          transmitted_at: receipt.at,
-          authority_reference: receipt.reference,
-          updated_at: receipt.at,
-        },
-        tx,
-      );
-      await invoices.addEvent(
-        row.irn,
-        {
-          at: receipt.at,
-          type: "transmitted",
-          detail: { authority: authority.name, reference: receipt.reference },
-        },
-        tx,
-      );
+    const retryAt = job?.next_attempt_at ? Date.parse(job.next_attempt_at) : Date.now();
+    const lastError = job?.last_error ? ` (last attempt: ${job.last_error})` : "";
+    throw new DomainError("unavailable", {
+      message: "Transmission queued",
+      details: `the tax authority has not confirmed the invoice yet${lastError}; it is queued and will be retried automatically: check lookup/${irn}`,
+      publicMessage: "The invoice is signed and queued for transmission; it will be retried automatically.",
+      retryAfter: Math.max(1, Math.ceil((retryAt - Date.now()) / 1000)),
     });
   }
 
@@ -215,8 +208,8 @@ export function invoiceService(deps: {
     },
 
     async signAndTransmit(principal: Principal, body: unknown) {
-      const { row, document, warnings } = await register(principal, body, true);
-      await deliver(row, document as Record<string, unknown>);
+      const { row, jobId, warnings } = await register(principal, body, true);
+      await awaitDelivery(row.irn, jobId as number);
       return { warnings };
     },
 
@@ -225,11 +218,16 @@ export function invoiceService(deps: {
       const row = await load(principal, irn);
       if (row.status === "TRANSMITTED") return { alreadyTransmitted: true };
       const at = new Date().toISOString();
-      await db.transaction().execute(async (tx) => {
-        await invoices.setStatus(irn, { status: "TRANSMITTING", updated_at: at }, tx);
-        await invoices.addEvent(irn, { at, type: "transmission_queued", detail: {} }, tx);
+      // SIGNED or TRANSMISSION_FAILED: queue a delivery; TRANSMITTING: the open job is reused.
+      const jobId = await db.transaction().execute(async (tx) => {
+        const id = await transmission.enqueueDelivery(irn, row.business_id, at, tx);
+        if (row.status !== "TRANSMITTING") {
+          await invoices.setStatus(irn, { status: "TRANSMITTING", updated_at: at }, tx);
+          await invoices.addEvent(irn, { at, type: "transmission_queued", detail: {} }, tx);
+        }
+        return id;
       });
-      await deliver(row, readDocument(row));
+      await awaitDelivery(irn, jobId);
       return { alreadyTransmitted: false };
     },
 
@@ -271,6 +269,9 @@ export function invoiceService(deps: {
 
     async lookup(principal: Principal, irn: string) {
       const row = await load(principal, irn);
+      const attempts = (await invoices.events(irn))
+        .filter((e) => e.type === "transmission_attempt")
+        .map((e) => ({ at: e.at, ...e.detail }));
       return {
         irn: row.irn,
         business_id: row.business_id,
@@ -280,6 +281,7 @@ export function invoiceService(deps: {
         signed_at: row.signed_at,
         transmitted_at: row.transmitted_at,
         authority_reference: row.authority_reference,
+        attempts,
       };
     },
 
@@ -324,6 +326,16 @@ export function invoiceService(deps: {
                 type: "payment_updated",
                 detail: { from: row.payment_status, to: change.payment_status, reference },
               },
+              tx,
+            );
+            await transmission.notify(
+              row.business_id,
+              "invoice.payment_updated",
+              {
+                ...eventData({ ...row, payment_status: change.payment_status }),
+                payment_reference: reference,
+              },
+              at,
               tx,
             );
           }

@@ -1,15 +1,29 @@
 import { randomUUID } from "node:crypto";
+import canonicalize from "canonicalize";
 
 export type Delivery = { irn: string; businessId: string; document: Record<string, unknown> };
 export type Receipt = { reference: string; at: string };
 
 /**
- * Where a signed invoice goes to be fiscalized. Delivery must be idempotent on the IRN: the same
- * invoice delivered twice is fiscalized once (the outbox retries after ambiguous failures).
+ * A delivery that did not happen. `permanent` ones (the authority refused the invoice itself) are
+ * not retried; all others (network, timeouts, 5xx, 429, refused credentials) are.
+ */
+export class DeliveryError extends Error {
+  readonly permanent: boolean;
+  constructor(message: string, permanent = false) {
+    super(message);
+    this.name = "DeliveryError";
+    this.permanent = permanent;
+  }
+}
+
+/**
+ * Where a signed invoice goes to be fiscalized. Delivery must be idempotent on the IRN: the outbox
+ * retries after ambiguous failures, so the same invoice may arrive twice and is fiscalized once.
  */
 export type AuthorityConnector = {
   name: string;
-  deliver(delivery: Delivery): Promise<Receipt>;
+  deliver(delivery: Delivery, signal: AbortSignal): Promise<Receipt>;
 };
 
 /** This service is the authority: a signed invoice is fiscalized the moment it is transmitted. */
@@ -18,6 +32,105 @@ export function builtinAuthority(): AuthorityConnector {
     name: "builtin",
     async deliver() {
       return { reference: `FISC-${randomUUID()}`, at: new Date().toISOString() };
+    },
+  };
+}
+
+type Envelope = { status?: boolean; code?: number; message?: string; data?: unknown; error?: unknown };
+
+/**
+ * An upstream API of the same shape (the national platform, or another instance of this service).
+ * The IRN is the idempotency key: an upstream `IRN already exists.` for the same document means an
+ * earlier attempt got through, and counts as delivered.
+ */
+export function httpAuthority(options: {
+  url: string;
+  apiKey: string;
+  apiSecret: string;
+}): AuthorityConnector {
+  const headers = {
+    "content-type": "application/json",
+    accept: "application/json",
+    "api-key": options.apiKey,
+    "api-secret": options.apiSecret,
+  };
+
+  async function call(
+    method: "GET" | "POST",
+    path: string,
+    signal: AbortSignal,
+    body?: unknown,
+    irn?: string,
+  ) {
+    let response: Response;
+    try {
+      response = await fetch(`${options.url}${path}`, {
+        method,
+        headers: irn ? { ...headers, "idempotency-key": irn } : headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal,
+      });
+    } catch (err) {
+      const cause = (err as { cause?: { code?: string } }).cause?.code;
+      throw new DeliveryError(`upstream unreachable: ${cause ?? (err as Error).message}`);
+    }
+    let envelope: Envelope = {};
+    try {
+      envelope = (await response.json()) as Envelope;
+    } catch {
+      // A body that is not JSON (a proxy's error page) says nothing more than the status.
+    }
+    return { status: response.status, envelope };
+  }
+
+  const transient = (status: number) =>
+    status === 401 || status === 403 || status === 408 || status === 429 || status >= 500;
+  const describe = (status: number, envelope: Envelope) => {
+    const details = (envelope.error as { details?: unknown } | undefined)?.details;
+    return `upstream answered ${status} ${envelope.message ?? ""}${typeof details === "string" ? `: ${details}` : ""}`.trim();
+  };
+
+  async function receipt(irn: string, signal: AbortSignal): Promise<Receipt> {
+    const lookup = await call("GET", `/api/v1/einvoice/lookup/${encodeURIComponent(irn)}`, signal);
+    const data = (lookup.envelope.data ?? {}) as { authority_reference?: unknown; transmitted_at?: unknown };
+    return {
+      reference: typeof data.authority_reference === "string" ? data.authority_reference : `UPSTREAM-${irn}`,
+      at: new Date().toISOString(),
+    };
+  }
+
+  /** The upstream already holds this IRN: delivered if it is our document, and transmitted there. */
+  async function reconcile(delivery: Delivery, signal: AbortSignal): Promise<Receipt> {
+    const path = `/api/v1/einvoice/${encodeURIComponent(delivery.irn)}`;
+    const held = await call("GET", path, signal);
+    if (held.status !== 200)
+      throw new DeliveryError(describe(held.status, held.envelope), !transient(held.status));
+    const record = (held.envelope.data ?? {}) as { document?: unknown; status?: unknown };
+    if (canonicalize(record.document) !== canonicalize(delivery.document)) {
+      throw new DeliveryError(`upstream holds IRN ${delivery.irn} with a different document`, true);
+    }
+    if (record.status !== "TRANSMITTED") {
+      const sent = await call("GET", `/api/v1/einvoice/transmit/${encodeURIComponent(delivery.irn)}`, signal);
+      if (sent.status !== 200)
+        throw new DeliveryError(describe(sent.status, sent.envelope), !transient(sent.status));
+    }
+    return receipt(delivery.irn, signal);
+  }
+
+  return {
+    name: "http",
+    async deliver(delivery, signal) {
+      const sent = await call(
+        "POST",
+        "/api/v1/einvoice/sign-transmit",
+        signal,
+        delivery.document,
+        delivery.irn,
+      );
+      if (sent.status === 200) return receipt(delivery.irn, signal);
+      if (sent.status === 400 && sent.envelope.message === "IRN already exists.")
+        return reconcile(delivery, signal);
+      throw new DeliveryError(describe(sent.status, sent.envelope), !transient(sent.status));
     },
   };
 }

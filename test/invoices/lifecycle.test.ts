@@ -109,6 +109,7 @@ test("the full fixture validates, signs, transmits, updates and reports end to e
   assert.deepEqual(types, [
     "signed",
     "transmission_queued",
+    "transmission_attempt",
     "transmitted",
     "payment_updated",
     "fiscalization_reported",

@@ -1,0 +1,119 @@
+import type { Insertable } from "kysely";
+import type { Db, Executor } from "../db/database.ts";
+import type { JobKind, OutboxJob, OutboxJobTable } from "../db/schema.ts";
+
+export type Lease = { owner: string; now: string; until: string };
+
+export function outboxRepository(db: Db) {
+  return {
+    async enqueue(job: Insertable<OutboxJobTable>, tx: Executor = db): Promise<number> {
+      const row = await tx.insertInto("outbox_jobs").values(job).returning("id").executeTakeFirstOrThrow();
+      return row.id;
+    },
+
+    async openDelivery(irn: string, tx: Executor = db): Promise<OutboxJob | undefined> {
+      return tx
+        .selectFrom("outbox_jobs")
+        .selectAll()
+        .where("irn", "=", irn)
+        .where("kind", "=", "delivery")
+        .where("state", "=", "pending")
+        .executeTakeFirst();
+    },
+
+    async find(id: number, tx: Executor = db): Promise<OutboxJob | undefined> {
+      return tx.selectFrom("outbox_jobs").selectAll().where("id", "=", id).executeTakeFirst();
+    },
+
+    /**
+     * Claims due jobs whose lease is free or expired (a worker that died loses its jobs this way).
+     * One statement, so two claimers never take the same job.
+     */
+    async claimDue(lease: Lease, limit: number): Promise<OutboxJob[]> {
+      return db
+        .updateTable("outbox_jobs")
+        .set({ lease_owner: lease.owner, lease_expires_at: lease.until })
+        .where("id", "in", (eb) =>
+          eb
+            .selectFrom("outbox_jobs")
+            .select("id")
+            .where("state", "=", "pending")
+            .where("next_attempt_at", "<=", lease.now)
+            .where((w) => w.or([w("lease_expires_at", "is", null), w("lease_expires_at", "<", lease.now)]))
+            .orderBy("next_attempt_at")
+            .limit(limit),
+        )
+        .returningAll()
+        .execute();
+    },
+
+    /** Claims one job now, due or not, unless another worker holds it. */
+    async claim(id: number, lease: Lease): Promise<OutboxJob | undefined> {
+      return db
+        .updateTable("outbox_jobs")
+        .set({ lease_owner: lease.owner, lease_expires_at: lease.until })
+        .where("id", "=", id)
+        .where("state", "=", "pending")
+        .where((w) => w.or([w("lease_expires_at", "is", null), w("lease_expires_at", "<", lease.now)]))
+        .returningAll()
+        .executeTakeFirst();
+    },
+
+    /**
+     * Finishes a job the caller still holds; false when its lease was lost (another worker took the
+     * job over and its outcome is the one that counts).
+     */
+    async settle(
+      id: number,
+      owner: string,
+      change: Partial<Pick<OutboxJobTable, "state" | "next_attempt_at" | "last_error">> & {
+        attempts: number;
+        updated_at: string;
+      },
+      tx: Executor = db,
+    ): Promise<boolean> {
+      const result = await tx
+        .updateTable("outbox_jobs")
+        .set({ ...change, lease_owner: null, lease_expires_at: null })
+        .where("id", "=", id)
+        .where("lease_owner", "=", owner)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) === 1;
+    },
+
+    /** Gives back the jobs of a stopping worker, so others need not wait for the leases to expire. */
+    async release(owner: string): Promise<number> {
+      const result = await db
+        .updateTable("outbox_jobs")
+        .set({ lease_owner: null, lease_expires_at: null })
+        .where("lease_owner", "=", owner)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows);
+    },
+
+    async stats(now: string) {
+      const rows = await db
+        .selectFrom("outbox_jobs")
+        .select((eb) => [
+          "kind",
+          "state",
+          eb.fn.countAll<number>().as("count"),
+          eb.fn.min("created_at").as("oldest"),
+          eb.fn
+            .sum<number>(eb.case().when("lease_expires_at", ">", now).then(1).else(0).end())
+            .as("in_flight"),
+        ])
+        .groupBy(["kind", "state"])
+        .execute();
+      return rows.map((r) => ({
+        kind: r.kind as JobKind,
+        state: r.state,
+        count: Number(r.count),
+        in_flight: Number(r.in_flight ?? 0),
+        oldest: r.oldest as string | null,
+      }));
+    },
+  };
+}
+
+export type OutboxRepository = ReturnType<typeof outboxRepository>;

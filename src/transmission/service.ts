@@ -1,0 +1,398 @@
+import { createHmac, randomBytes, randomUUID } from "node:crypto";
+import type { Db, Executor } from "../db/database.ts";
+import type { OutboxJob } from "../db/schema.ts";
+import type { InvoiceRepository } from "../invoices/repository.ts";
+import { openDocument } from "../invoices/stored-document.ts";
+import type { Sealer } from "../keys/sealer.ts";
+import { type AuthorityConnector, DeliveryError } from "./authority.ts";
+import type { OutboxRepository } from "./outbox-repository.ts";
+import type { WebhookRepository } from "./webhook-repository.ts";
+
+export type EventType =
+  | "invoice.signed"
+  | "invoice.transmitted"
+  | "invoice.transmission_failed"
+  | "invoice.payment_updated";
+
+export type OutboxSettings = {
+  maxAttempts: number;
+  retryBaseMs: number;
+  retryMaxMs: number;
+  leaseMs: number;
+  deliveryTimeoutMs: number;
+};
+
+export type Outcome = "delivered" | "retry" | "failed" | "lost" | "skipped";
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** Exponential backoff with jitter: half the step fixed, half random, so retries spread out. */
+export function backoffMs(
+  attempt: number,
+  settings: Pick<OutboxSettings, "retryBaseMs" | "retryMaxMs">,
+): number {
+  const step = Math.min(settings.retryMaxMs, settings.retryBaseMs * 2 ** Math.max(0, attempt - 1));
+  return Math.round(step / 2 + Math.random() * (step / 2));
+}
+
+/** `t=<unix>,v1=<hex HMAC-SHA256(secret, "t.body")>`, as receivers verify it. */
+export function webhookSignature(secret: string, body: string, unixSeconds: number): string {
+  const mac = createHmac("sha256", secret).update(`${unixSeconds}.${body}`).digest("hex");
+  return `t=${unixSeconds},v1=${mac}`;
+}
+
+/**
+ * The durable outbox. Jobs are written in the same transaction as the state change they announce,
+ * claimed under a lease, and retried with backoff until delivered or out of attempts; the IRN is the
+ * idempotency key, so a delivery repeated after an ambiguous failure is fiscalized once.
+ */
+export function transmissionService(deps: {
+  db: Db;
+  outbox: OutboxRepository;
+  invoices: Pick<InvoiceRepository, "findByIrn" | "setStatus" | "addEvent">;
+  webhooks: WebhookRepository;
+  sealer: Pick<Sealer, "seal" | "open">;
+  authority: AuthorityConnector;
+  settings: OutboxSettings;
+  onSettled?: (job: OutboxJob, outcome: Outcome) => void;
+}) {
+  const { db, outbox, invoices, webhooks, sealer, authority, settings } = deps;
+
+  async function notify(
+    businessId: string,
+    type: EventType,
+    data: Record<string, unknown>,
+    now: string,
+    tx: Executor,
+  ) {
+    if (!(await webhooks.find(businessId, tx))) return;
+    const body = JSON.stringify({ id: `evt_${randomUUID()}`, type, created_at: now, data });
+    await outbox.enqueue(
+      {
+        kind: "webhook",
+        irn: typeof data.irn === "string" ? data.irn : null,
+        business_id: businessId,
+        payload: body,
+        state: "pending",
+        next_attempt_at: now,
+        created_at: now,
+        updated_at: now,
+      },
+      tx,
+    );
+  }
+
+  async function withTimeout<T>(ms: number, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(new DeliveryError(`no answer within ${ms} ms`)), ms);
+    try {
+      return await work(controller.signal);
+    } catch (err) {
+      if (controller.signal.aborted) throw new DeliveryError(`no answer within ${ms} ms`);
+      throw err;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async function deliver(job: OutboxJob, owner: string, timeoutMs: number): Promise<Outcome> {
+    const irn = job.irn as string;
+    const invoice = await invoices.findByIrn(irn);
+    const attempt = job.attempts + 1;
+    const now = () => new Date().toISOString();
+    if (!invoice || invoice.status === "TRANSMITTED") {
+      const at = now();
+      const settled = await outbox.settle(job.id, owner, {
+        state: "done",
+        attempts: job.attempts,
+        updated_at: at,
+        last_error: invoice ? null : "invoice not found",
+      });
+      return settled ? "skipped" : "lost";
+    }
+    const started = Date.now();
+    try {
+      const receipt = await withTimeout(timeoutMs, (signal) =>
+        authority.deliver(
+          { irn, businessId: invoice.business_id, document: openDocument(invoice, sealer) },
+          signal,
+        ),
+      );
+      return await db.transaction().execute(async (tx) => {
+        if (
+          !(await outbox.settle(
+            job.id,
+            owner,
+            { state: "done", attempts: attempt, updated_at: receipt.at },
+            tx,
+          ))
+        )
+          return "lost";
+        await invoices.setStatus(
+          irn,
+          {
+            status: "TRANSMITTED",
+            transmitted_at: receipt.at,
+            authority_reference: receipt.reference,
+            updated_at: receipt.at,
+          },
+          tx,
+        );
+        await invoices.addEvent(
+          irn,
+          {
+            at: receipt.at,
+            type: "transmission_attempt",
+            detail: { attempt, outcome: "delivered", duration_ms: Date.now() - started },
+          },
+          tx,
+        );
+        await invoices.addEvent(
+          irn,
+          {
+            at: receipt.at,
+            type: "transmitted",
+            detail: { authority: authority.name, reference: receipt.reference },
+          },
+          tx,
+        );
+        await notify(
+          invoice.business_id,
+          "invoice.transmitted",
+          {
+            irn,
+            business_id: invoice.business_id,
+            status: "TRANSMITTED",
+            transmitted_at: receipt.at,
+            authority_reference: receipt.reference,
+          },
+          receipt.at,
+          tx,
+        );
+        return "delivered";
+      });
+    } catch (err) {
+      const error = err instanceof Error ? err.message : String(err);
+      const permanent = err instanceof DeliveryError && err.permanent;
+      const at = now();
+      const final = permanent || attempt >= settings.maxAttempts;
+      const next = final ? undefined : iso(Date.now() + backoffMs(attempt, settings));
+      return db.transaction().execute(async (tx) => {
+        const settled = await outbox.settle(
+          job.id,
+          owner,
+          final
+            ? { state: "failed", attempts: attempt, last_error: error, updated_at: at }
+            : {
+                state: "pending",
+                attempts: attempt,
+                last_error: error,
+                next_attempt_at: next as string,
+                updated_at: at,
+              },
+          tx,
+        );
+        if (!settled) return "lost";
+        await invoices.addEvent(
+          irn,
+          {
+            at,
+            type: "transmission_attempt",
+            detail: {
+              attempt,
+              outcome: permanent ? "rejected" : "error",
+              error,
+              duration_ms: Date.now() - started,
+              ...(next ? { next_attempt_at: next } : {}),
+            },
+          },
+          tx,
+        );
+        if (!final) return "retry";
+        await invoices.setStatus(irn, { status: "TRANSMISSION_FAILED", updated_at: at }, tx);
+        await invoices.addEvent(
+          irn,
+          {
+            at,
+            type: "transmission_failed",
+            detail: { authority: authority.name, attempts: attempt, error },
+          },
+          tx,
+        );
+        await notify(
+          invoice.business_id,
+          "invoice.transmission_failed",
+          { irn, business_id: invoice.business_id, status: "TRANSMISSION_FAILED", attempts: attempt, error },
+          at,
+          tx,
+        );
+        return "failed";
+      });
+    }
+  }
+
+  async function sendWebhook(job: OutboxJob, owner: string, timeoutMs: number): Promise<Outcome> {
+    const attempt = job.attempts + 1;
+    const hook = await webhooks.find(job.business_id);
+    if (!hook || !job.payload) {
+      const settled = await outbox.settle(job.id, owner, {
+        state: "done",
+        attempts: job.attempts,
+        last_error: "no webhook registered",
+        updated_at: new Date().toISOString(),
+      });
+      return settled ? "skipped" : "lost";
+    }
+    const body = job.payload;
+    try {
+      const status = await withTimeout(timeoutMs, async (signal) => {
+        const secret = sealer.open(hook.secret, hook.business_id);
+        const response = await fetch(hook.url, {
+          method: "POST",
+          headers: {
+            "content-type": "application/json",
+            "user-agent": "einvoice-webhooks/1",
+            "x-einvoice-event-id": (JSON.parse(body) as { id: string }).id,
+            "x-einvoice-signature": webhookSignature(secret, body, Math.floor(Date.now() / 1000)),
+          },
+          body,
+          signal,
+        });
+        await response.body?.cancel();
+        return response.status;
+      });
+      if (status < 200 || status > 299) throw new DeliveryError(`receiver answered ${status}`);
+      return (await outbox.settle(job.id, owner, {
+        state: "done",
+        attempts: attempt,
+        updated_at: new Date().toISOString(),
+      }))
+        ? "delivered"
+        : "lost";
+    } catch (err) {
+      const error = err instanceof Error ? err.message : String(err);
+      const final = attempt >= settings.maxAttempts;
+      const settled = await outbox.settle(job.id, owner, {
+        state: final ? "failed" : "pending",
+        attempts: attempt,
+        last_error: error,
+        updated_at: new Date().toISOString(),
+        ...(final ? {} : { next_attempt_at: iso(Date.now() + backoffMs(attempt, settings)) }),
+      });
+      return !settled ? "lost" : final ? "failed" : "retry";
+    }
+  }
+
+  async function process(
+    job: OutboxJob,
+    owner: string,
+    timeoutMs = settings.deliveryTimeoutMs,
+  ): Promise<Outcome> {
+    const outcome =
+      job.kind === "delivery"
+        ? await deliver(job, owner, timeoutMs)
+        : await sendWebhook(job, owner, timeoutMs);
+    deps.onSettled?.(job, outcome);
+    return outcome;
+  }
+
+  const lease = (owner: string, ms = settings.leaseMs) => {
+    const now = Date.now();
+    return { owner, now: iso(now), until: iso(now + ms) };
+  };
+
+  return {
+    settings,
+    notify,
+    process,
+    claimDue: (owner: string, limit: number) => outbox.claimDue(lease(owner), limit),
+    release: (owner: string) => outbox.release(owner),
+
+    /** Queues the delivery of an invoice in the caller's transaction; reuses a job already open. */
+    async enqueueDelivery(irn: string, businessId: string, now: string, tx: Executor): Promise<number> {
+      const open = await outbox.openDelivery(irn, tx);
+      if (open) return open.id;
+      return outbox.enqueue(
+        {
+          kind: "delivery",
+          irn,
+          business_id: businessId,
+          payload: null,
+          state: "pending",
+          next_attempt_at: now,
+          created_at: now,
+          updated_at: now,
+        },
+        tx,
+      );
+    },
+
+    /**
+     * Tries the delivery at once, within `waitMs`: claims the job and runs it, or, when another
+     * worker holds it, watches it until the deadline. Whatever happens, the job stays durable.
+     */
+    async deliverNow(jobId: number, waitMs: number): Promise<OutboxJob | undefined> {
+      const deadline = Date.now() + waitMs;
+      const owner = `request:${randomBytes(6).toString("hex")}`;
+      if (waitMs > 0) {
+        // The lease outlives the wait by the attempt's own limit, so no one else starts it meanwhile.
+        const claimed = await outbox.claim(
+          jobId,
+          lease(owner, Math.max(waitMs, settings.deliveryTimeoutMs) + 1000),
+        );
+        if (claimed) {
+          await process(claimed, owner, Math.max(1, Math.min(settings.deliveryTimeoutMs, waitMs)));
+          return outbox.find(jobId);
+        }
+      }
+      // Another worker holds the job: watch it until an attempt ends or the wait is over.
+      let seen: number | undefined;
+      for (let pause = 10; ; pause = Math.min(pause * 2, 200)) {
+        const job = await outbox.find(jobId);
+        seen ??= job?.attempts;
+        if (job?.state !== "pending" || job.attempts !== seen || Date.now() >= deadline) return job;
+        await new Promise((resolve) => setTimeout(resolve, Math.min(pause, deadline - Date.now())));
+      }
+    },
+
+    async stats() {
+      return outbox.stats(new Date().toISOString());
+    },
+  };
+}
+
+export type TransmissionService = ReturnType<typeof transmissionService>;
+
+/** A webhook registration: the URL and a new signing secret, shown once. */
+export function webhookRegistrar(deps: {
+  webhooks: WebhookRepository;
+  sealer: Pick<Sealer, "seal">;
+  businessExists: (id: string) => Promise<boolean>;
+}) {
+  return {
+    async set(businessId: string, url: string) {
+      let parsed: URL;
+      try {
+        parsed = new URL(url);
+      } catch {
+        throw new Error(`'${url}' is not a URL`);
+      }
+      if (parsed.protocol !== "https:" && parsed.protocol !== "http:")
+        throw new Error("the webhook URL must be http or https");
+      if (!(await deps.businessExists(businessId))) throw new Error(`business ${businessId} does not exist`);
+      const secret = `whsec_${randomBytes(24).toString("base64url")}`;
+      await deps.webhooks.upsert({
+        business_id: businessId,
+        url: parsed.toString(),
+        secret: deps.sealer.seal(secret, businessId),
+        created_at: new Date().toISOString(),
+      });
+      return {
+        business_id: businessId,
+        url: parsed.toString(),
+        secret,
+        signature_header: "X-Einvoice-Signature: t=<unix>,v1=<hex HMAC-SHA256(secret, t + '.' + body)>",
+      };
+    },
+  };
+}

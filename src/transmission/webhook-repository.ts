@@ -1,0 +1,23 @@
+import type { Db, Executor } from "../db/database.ts";
+import type { WebhookTable } from "../db/schema.ts";
+
+export function webhookRepository(db: Db) {
+  return {
+    async upsert(row: WebhookTable, tx: Executor = db): Promise<void> {
+      await tx
+        .insertInto("webhooks")
+        .values(row)
+        .onConflict((oc) =>
+          oc
+            .column("business_id")
+            .doUpdateSet({ url: row.url, secret: row.secret, created_at: row.created_at }),
+        )
+        .execute();
+    },
+    async find(businessId: string, tx: Executor = db): Promise<WebhookTable | undefined> {
+      return tx.selectFrom("webhooks").selectAll().where("business_id", "=", businessId).executeTakeFirst();
+    },
+  };
+}
+
+export type WebhookRepository = ReturnType<typeof webhookRepository>;
