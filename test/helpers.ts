@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url";
 import pino from "pino";
 import { loadConfig } from "../src/config.ts";
 import { type Context, createContext, createServer } from "../src/main.ts";
+import { createWorker, type Worker } from "../src/transmission/worker.ts";
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -36,12 +37,43 @@ export async function build(t: TestContext, env: Record<string, string> = {}) {
     ...env,
   });
   const ctx = await createContext(config);
-  const app = await createServer(ctx, pino({ level: "silent" }));
+  const logger = pino({ level: "silent" });
+  const app = await createServer(ctx, logger);
+  const workers: Worker[] = [];
   t.after(async () => {
+    // Workers first: they need the database to give their jobs back.
+    await Promise.all(workers.map((w) => w.stop()));
     await app.close();
     await ctx.close();
   });
-  return { app, ctx, dir, config, dbFile: path.join(dir, "einvoice.db") };
+  /** An in-process outbox worker on this instance, stopped when the test ends. */
+  const startWorker = (concurrency = 8) => {
+    const worker = createWorker({ transmission: ctx.transmission, concurrency, pollMs: 20, logger });
+    workers.push(worker);
+    worker.start();
+    return worker;
+  };
+  return { app, ctx, dir, config, dbFile: path.join(dir, "einvoice.db"), startWorker };
+}
+
+/** `build` plus a real socket on 127.0.0.1, for tests where one instance calls another. */
+export async function listen(t: TestContext, env: Record<string, string> = {}) {
+  const built = await build(t, env);
+  const address = await built.app.listen({ port: 0, host: "127.0.0.1" });
+  return { ...built, url: address };
+}
+
+/** Polls `probe` until it returns true, failing the test after `timeoutMs`. */
+export async function eventually(
+  probe: () => Promise<boolean>,
+  timeoutMs: number,
+  what: string,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await probe())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 }
 
 export type Tenant = {
@@ -56,13 +88,17 @@ export type Tenant = {
 let tenants = 0;
 
 /** A fresh business with its own credentials: no test shares mutable state with another. */
-export async function tenant(ctx: Context, opts: { serviceId?: string; tin?: string } = {}): Promise<Tenant> {
+export async function tenant(
+  ctx: Context,
+  opts: { serviceId?: string; tin?: string; id?: string } = {},
+): Promise<Tenant> {
   tenants += 1;
   const tin = opts.tin ?? "20198222-0002";
   const business = await ctx.businesses.add({
     name: `Test Business ${tenants}`,
     tin,
     serviceId: opts.serviceId,
+    id: opts.id,
   });
   const key = await ctx.businesses.createKey(business.business_id);
   return {

@@ -1,0 +1,338 @@
+import assert from "node:assert/strict";
+import { createHmac } from "node:crypto";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { type TestContext, test } from "node:test";
+import type { Context } from "../../src/main.ts";
+import { freePort } from "../cli/run.ts";
+import { build, eventually, freshInvoice, type Json, tenant } from "../helpers.ts";
+
+const API = "/api/v1/einvoice";
+
+/** Fast retries so that the tests measure behaviour, not backoff. */
+const FAST = {
+  EINVOICE_RETRY_BASE_MS: "20",
+  EINVOICE_RETRY_MAX_MS: "200",
+  EINVOICE_MAX_ATTEMPTS: "1000",
+};
+
+/**
+ * An authority instance and a gateway instance that delivers to it at `upstreamUrl(port)`, with the
+ * same business (same id and service id) registered on both.
+ */
+async function pair(
+  t: TestContext,
+  gatewayEnv: Record<string, string>,
+  upstreamUrl: (authorityPort: number) => string,
+) {
+  const authority = await build(t);
+  const authorityPort = await freePort();
+  const upstream = await tenant(authority.ctx);
+  const gateway = await build(t, {
+    ...FAST,
+    EINVOICE_AUTHORITY: "http",
+    EINVOICE_AUTHORITY_URL: upstreamUrl(authorityPort),
+    EINVOICE_AUTHORITY_API_KEY: upstream.api_key,
+    EINVOICE_AUTHORITY_API_SECRET: upstream.api_secret,
+    ...gatewayEnv,
+  });
+  const local = await tenant(gateway.ctx, { id: upstream.business_id, serviceId: upstream.service_id });
+  return { authority, authorityPort, upstream, gateway, local };
+}
+
+async function statusCounts(ctx: Context): Promise<Record<string, number>> {
+  const rows = await ctx.db
+    .selectFrom("invoices")
+    .select((eb) => ["status", eb.fn.countAll<number>().as("n")])
+    .groupBy("status")
+    .execute();
+  return Object.fromEntries(rows.map((r) => [r.status, Number(r.n)]));
+}
+
+test("authority down: 503 with Retry-After, attempts in lookup, then TRANSMITTED without any client action", async (t) => {
+  const { authority, authorityPort, upstream, gateway, local } = await pair(
+    t,
+    { EINVOICE_TRANSMIT_WAIT_MS: "300", EINVOICE_DELIVERY_TIMEOUT_MS: "200" },
+    (port) => `http://127.0.0.1:${port}`,
+  );
+  const invoice = freshInvoice(local, "invoice-minimal");
+  const irn = String(invoice.irn);
+  const signed = await gateway.app.inject({
+    method: "POST",
+    url: `${API}/sign`,
+    headers: local.headers,
+    payload: invoice,
+  });
+  assert.equal(signed.statusCode, 200);
+
+  const res = await gateway.app.inject({ url: `${API}/transmit/${irn}`, headers: local.headers });
+  assert.equal(res.statusCode, 503, res.body);
+  assert.match(String(res.headers["retry-after"]), /^\d+$/);
+  const body = res.json();
+  assert.equal(body.status, false);
+  assert.equal(body.code, 503);
+  assert.equal(body.data, null);
+  assert.match(body.error.details, /queued and will be retried/);
+
+  gateway.startWorker();
+  await eventually(
+    async () => {
+      const lookup = (
+        await gateway.app.inject({ url: `${API}/lookup/${irn}`, headers: local.headers })
+      ).json().data;
+      return lookup.attempts.length >= 3;
+    },
+    5000,
+    "several failed attempts",
+  );
+  const lookup = (await gateway.app.inject({ url: `${API}/lookup/${irn}`, headers: local.headers })).json()
+    .data;
+  assert.equal(lookup.status, "TRANSMITTING");
+  assert.equal(lookup.attempts[0].outcome, "error");
+  assert.match(lookup.attempts[0].error, /unreachable|ECONNREFUSED/);
+  assert.match(lookup.attempts[0].at, /^\d{4}-\d{2}-\d{2}T/);
+
+  // The authority comes back: the worker finishes the job on its own.
+  await authority.app.listen({ port: authorityPort, host: "127.0.0.1" });
+  await eventually(
+    async () => {
+      const l = (await gateway.app.inject({ url: `${API}/lookup/${irn}`, headers: local.headers })).json()
+        .data;
+      return l.status === "TRANSMITTED";
+    },
+    10_000,
+    "TRANSMITTED",
+  );
+  const done = (await gateway.app.inject({ url: `${API}/lookup/${irn}`, headers: local.headers })).json()
+    .data;
+  assert.equal(done.attempts.at(-1).outcome, "delivered");
+  assert.match(done.authority_reference, /^FISC-/, "the authority's own reference is recorded");
+  const there = (
+    await authority.app.inject({ url: `${API}/lookup/${irn}`, headers: upstream.headers })
+  ).json().data;
+  assert.equal(there.status, "TRANSMITTED");
+  assert.equal(there.authority_reference, done.authority_reference);
+
+  // Transmitting again sends nothing: the authority saw one sign-transmit for it.
+  const again = await gateway.app.inject({ url: `${API}/transmit/${irn}`, headers: local.headers });
+  assert.equal(again.statusCode, 200);
+  const history = (await authority.app.inject({ url: `${API}/${irn}`, headers: upstream.headers })).json()
+    .data.history;
+  assert.equal((history as { type: string }[]).filter((e) => e.type === "signed").length, 1);
+});
+
+/**
+ * A proxy that fails 30% of requests: 10% answered 502 without forwarding, 10% held until the
+ * caller gives up, 10% forwarded and then dropped after the upstream accepted.
+ */
+async function faultyProxy(t: TestContext, port: number, target: number, seed = 42) {
+  let state = seed;
+  const random = () => {
+    state = (state * 1103515245 + 12345) % 2147483648;
+    return state / 2147483648;
+  };
+  const accepted = new Map<string, number>();
+  const stats = { errors: 0, held: 0, dropped: 0, passed: 0 };
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      const roll = random();
+      if (roll < 0.1) {
+        stats.errors += 1;
+        res.writeHead(502, { "content-type": "text/html" }).end("<h1>Bad gateway</h1>");
+        return;
+      }
+      if (roll < 0.2) {
+        stats.held += 1;
+        setTimeout(() => res.destroy(), 2000);
+        return;
+      }
+      const body = Buffer.concat(chunks);
+      const upstream = http.request(
+        { host: "127.0.0.1", port: target, path: req.url, method: req.method, headers: req.headers },
+        (up) => {
+          const parts: Buffer[] = [];
+          up.on("data", (c: Buffer) => parts.push(c));
+          up.on("end", () => {
+            const answer = Buffer.concat(parts);
+            if (req.method === "POST" && req.url?.endsWith("/sign-transmit") && up.statusCode === 200) {
+              const irn = String(req.headers["idempotency-key"]);
+              accepted.set(irn, (accepted.get(irn) ?? 0) + 1);
+            }
+            if (roll < 0.3) {
+              stats.dropped += 1;
+              res.destroy();
+              return;
+            }
+            stats.passed += 1;
+            res.writeHead(up.statusCode ?? 502, up.headers).end(answer);
+          });
+        },
+      );
+      upstream.on("error", () => res.destroy());
+      upstream.end(body);
+    });
+  });
+  server.listen(port, "127.0.0.1");
+  await new Promise((resolve) => server.once("listening", resolve));
+  t.after(() => {
+    server.closeAllConnections();
+    return new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+  return { accepted, stats };
+}
+
+test("through a proxy failing 30% of requests, 1,000 sign-transmits all end TRANSMITTED, each fiscalized once", {
+  timeout: 240_000,
+}, async (t) => {
+  const proxyPort = await freePort();
+  const { authority, authorityPort, upstream, gateway, local } = await pair(
+    t,
+    { EINVOICE_TRANSMIT_WAIT_MS: "800", EINVOICE_DELIVERY_TIMEOUT_MS: "400", EINVOICE_LEASE_MS: "3000" },
+    () => `http://127.0.0.1:${proxyPort}`,
+  );
+  await authority.app.listen({ port: authorityPort, host: "127.0.0.1" });
+  const proxy = await faultyProxy(t, proxyPort, authorityPort);
+  gateway.startWorker(16);
+
+  const total = 1000;
+  const invoices = Array.from({ length: total }, () => freshInvoice(local, "invoice-minimal"));
+  const answers = new Map<number, number>();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 32 }, async () => {
+      while (next < invoices.length) {
+        const payload = invoices[next++];
+        const res = await gateway.app.inject({
+          method: "POST",
+          url: `${API}/sign-transmit`,
+          headers: local.headers,
+          payload,
+        });
+        answers.set(res.statusCode, (answers.get(res.statusCode) ?? 0) + 1);
+        if (res.statusCode === 503) assert.match(String(res.headers["retry-after"]), /^\d+$/);
+      }
+    }),
+  );
+  assert.deepEqual(
+    [...answers.keys()].filter((code) => code !== 200 && code !== 503),
+    [],
+    "only 200 or 503 (queued)",
+  );
+
+  await eventually(
+    async () => (await statusCounts(gateway.ctx)).TRANSMITTED === total,
+    180_000,
+    "all invoices TRANSMITTED",
+  );
+  assert.deepEqual(await statusCounts(gateway.ctx), { TRANSMITTED: total });
+  assert.ok(
+    proxy.stats.errors > 0 && proxy.stats.held > 0 && proxy.stats.dropped > 0,
+    JSON.stringify(proxy.stats),
+  );
+
+  // The authority holds exactly these 1,000 invoices, each once, each transmitted.
+  assert.deepEqual(await statusCounts(authority.ctx), { TRANSMITTED: total });
+  const held = await authority.ctx.db
+    .selectFrom("invoices")
+    .select("irn")
+    .where("business_id", "=", upstream.business_id)
+    .execute();
+  assert.deepEqual(new Set(held.map((r) => r.irn)), new Set(invoices.map((i) => String(i.irn))));
+  // No invoice was accepted by the authority twice: repeats met `IRN already exists.` and reconciled.
+  assert.deepEqual(
+    [...proxy.accepted.values()].filter((n) => n > 1),
+    [],
+  );
+  const stats = await gateway.ctx.transmission.stats();
+  assert.deepEqual(
+    stats.filter((s) => s.kind === "delivery").map((s) => [s.state, s.count]),
+    [["done", total]],
+  );
+});
+
+test("webhooks: events are signed t=<unix>,v1=<HMAC>, retried until accepted, and deduplicable by id", async (t) => {
+  const { app, ctx, startWorker } = await build(t, { ...FAST, EINVOICE_TRANSMIT_WAIT_MS: "2000" });
+  const a = await tenant(ctx);
+  const received: { id: string; type: string; signature: string; body: string; data: Json }[] = [];
+  let refuseNext = 1;
+  const receiver = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      const body = Buffer.concat(chunks).toString("utf8");
+      const event = JSON.parse(body) as { id: string; type: string; created_at: string; data: Json };
+      received.push({
+        id: event.id,
+        type: event.type,
+        signature: String(req.headers["x-einvoice-signature"]),
+        body,
+        data: event.data,
+      });
+      // The first delivery fails: the same event must come again.
+      if (refuseNext > 0) {
+        refuseNext -= 1;
+        res.writeHead(500).end();
+        return;
+      }
+      res.writeHead(204).end();
+    });
+  });
+  receiver.listen(0, "127.0.0.1");
+  await new Promise((resolve) => receiver.once("listening", resolve));
+  t.after(() => new Promise<void>((resolve) => receiver.close(() => resolve())));
+  const { secret } = await ctx.webhooks.set(
+    a.business_id,
+    `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`,
+  );
+  assert.match(secret, /^whsec_/);
+  startWorker();
+
+  const invoice = freshInvoice(a, "invoice-minimal");
+  const irn = String(invoice.irn);
+  assert.equal(
+    (await app.inject({ method: "POST", url: `${API}/sign-transmit`, headers: a.headers, payload: invoice }))
+      .statusCode,
+    200,
+  );
+  const paid = await app.inject({
+    method: "PATCH",
+    url: `${API}/update/${irn}`,
+    headers: a.headers,
+    payload: { payment_status: "PAID" },
+  });
+  assert.equal(paid.statusCode, 200);
+
+  const unique = () => new Map(received.map((r) => [r.id, r]));
+  await eventually(
+    async () => unique().size === 3 && received.length === 4,
+    10_000,
+    "three events, one of them twice",
+  );
+  const events = [...unique().values()];
+  assert.deepEqual(events.map((e) => e.type).sort(), [
+    "invoice.payment_updated",
+    "invoice.signed",
+    "invoice.transmitted",
+  ]);
+  for (const event of received) {
+    const match = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(event.signature);
+    assert.ok(match, event.signature);
+    const expected = createHmac("sha256", secret).update(`${match[1]}.${event.body}`).digest("hex");
+    assert.equal(match[2], expected, "the signature verifies with the secret");
+    assert.ok(Math.abs(Number(match[1]) - Date.now() / 1000) < 60);
+    assert.equal(event.data.irn, irn);
+  }
+  const repeated = received.filter((r) => r.id === received[0]?.id);
+  assert.equal(repeated.length, 2, "the refused event came again under the same id");
+  assert.equal(repeated[0]?.body, repeated[1]?.body, "with the same body");
+  const transmitted = events.find((e) => e.type === "invoice.transmitted");
+  assert.equal(transmitted?.data.status, "TRANSMITTED");
+  assert.equal(events.find((e) => e.type === "invoice.payment_updated")?.data.payment_status, "PAID");
+  assert.equal(
+    JSON.stringify(received).includes("Okafor"),
+    false,
+    "events carry state, not the invoice's content",
+  );
+});
