@@ -1,0 +1,155 @@
+import assert from "node:assert/strict";
+import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
+import http from "node:http";
+import { type TestContext, test } from "node:test";
+import { cleanEnv, freePort } from "../cli/run.ts";
+import { build, eventually, freshInvoice, REPO_ROOT, tenant } from "../helpers.ts";
+
+const API = "/api/v1/einvoice";
+
+/** Forwards to the authority after a pause, so deliveries are in flight when a worker dies. */
+async function slowProxy(t: TestContext, port: number, target: number, delayMs: number) {
+  const accepted = new Map<string, number>();
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      setTimeout(() => {
+        const upstream = http.request(
+          { host: "127.0.0.1", port: target, path: req.url, method: req.method, headers: req.headers },
+          (up) => {
+            const parts: Buffer[] = [];
+            up.on("data", (c: Buffer) => parts.push(c));
+            up.on("end", () => {
+              if (req.method === "POST" && req.url?.endsWith("/sign-transmit") && up.statusCode === 200) {
+                const irn = String(req.headers["idempotency-key"]);
+                accepted.set(irn, (accepted.get(irn) ?? 0) + 1);
+              }
+              if (!res.destroyed) res.writeHead(up.statusCode ?? 502, up.headers).end(Buffer.concat(parts));
+            });
+          },
+        );
+        upstream.on("error", () => res.destroy());
+        upstream.end(Buffer.concat(chunks));
+      }, delayMs);
+    });
+  });
+  server.listen(port, "127.0.0.1");
+  await once(server, "listening");
+  t.after(() => {
+    server.closeAllConnections();
+    return new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+  return { accepted };
+}
+
+function spawnWorker(t: TestContext, env: Record<string, string>): ChildProcess {
+  const child = spawn(process.execPath, ["bin/einvoice.js", "worker"], {
+    cwd: REPO_ROOT,
+    env: cleanEnv(env),
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  t.after(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  });
+  return child;
+}
+
+test("a worker killed mid-delivery loses its leases; another worker finishes every job, nothing twice", {
+  timeout: 180_000,
+}, async (t) => {
+  const authority = await build(t);
+  const authorityPort = await freePort();
+  await authority.app.listen({ port: authorityPort, host: "127.0.0.1" });
+  const proxyPort = await freePort();
+  const proxy = await slowProxy(t, proxyPort, authorityPort, 150);
+  const upstream = await tenant(authority.ctx);
+  const settings = {
+    EINVOICE_AUTHORITY: "http",
+    EINVOICE_AUTHORITY_URL: `http://127.0.0.1:${proxyPort}`,
+    EINVOICE_AUTHORITY_API_KEY: upstream.api_key,
+    EINVOICE_AUTHORITY_API_SECRET: upstream.api_secret,
+    EINVOICE_TRANSMIT_WAIT_MS: "0",
+    EINVOICE_LEASE_MS: "1500",
+    EINVOICE_RETRY_BASE_MS: "20",
+    EINVOICE_RETRY_MAX_MS: "200",
+    EINVOICE_MAX_ATTEMPTS: "1000",
+    EINVOICE_WORKER_POLL_MS: "20",
+    EINVOICE_WORKER_CONCURRENCY: "8",
+    EINVOICE_LOG_LEVEL: "warn",
+  };
+  const gateway = await build(t, settings);
+  const local = await tenant(gateway.ctx, { id: upstream.business_id, serviceId: upstream.service_id });
+
+  const total = 150;
+  const invoices = Array.from({ length: total }, () => freshInvoice(local, "invoice-minimal"));
+  for (const payload of invoices) {
+    assert.equal(
+      (await gateway.app.inject({ method: "POST", url: `${API}/sign`, headers: local.headers, payload }))
+        .statusCode,
+      200,
+    );
+    // No wait: the job is queued and the answer is 503 at once.
+    const queued = await gateway.app.inject({
+      url: `${API}/transmit/${String(payload.irn)}`,
+      headers: local.headers,
+    });
+    assert.equal(queued.statusCode, 503);
+  }
+  const transmitted = async () =>
+    Number(
+      (
+        await gateway.ctx.db
+          .selectFrom("invoices")
+          .select((eb) => eb.fn.countAll<number>().as("n"))
+          .where("status", "=", "TRANSMITTED")
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
+  const held = async () =>
+    Number(
+      (
+        await gateway.ctx.db
+          .selectFrom("outbox_jobs")
+          .select((eb) => eb.fn.countAll<number>().as("n"))
+          .where("lease_owner", "is not", null)
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
+
+  const env = { ...settings, EINVOICE_DATABASE_URL: `sqlite:${gateway.dbFile}` };
+  const first = spawnWorker(t, env);
+  await eventually(async () => (await transmitted()) >= 30, 60_000, "the first worker's progress");
+  first.kill("SIGKILL");
+  await once(first, "exit");
+  const orphaned = await held();
+  assert.ok(orphaned > 0, "the killed worker died holding leases on jobs in flight");
+  const before = await transmitted();
+  assert.ok(before < total, "it died before finishing");
+
+  const second = spawnWorker(t, env);
+  await eventually(async () => (await transmitted()) === total, 90_000, "every invoice TRANSMITTED");
+  second.kill("SIGTERM");
+  const [code] = (await once(second, "exit")) as [number | null];
+  assert.equal(code, 0, "a worker stops cleanly on SIGTERM");
+
+  const jobs = await gateway.ctx.transmission.stats();
+  assert.deepEqual(
+    jobs.filter((j) => j.kind === "delivery").map((j) => [j.state, j.count]),
+    [["done", total]],
+  );
+  assert.equal(await held(), 0, "no lease is left behind");
+  const atAuthority = await authority.ctx.db
+    .selectFrom("invoices")
+    .select(["irn", "status"])
+    .where("business_id", "=", upstream.business_id)
+    .execute();
+  assert.equal(atAuthority.length, total);
+  assert.deepEqual(new Set(atAuthority.map((r) => r.status)), new Set(["TRANSMITTED"]));
+  assert.deepEqual(
+    [...proxy.accepted.values()].filter((n) => n > 1),
+    [],
+    "no invoice was accepted twice",
+  );
+});
