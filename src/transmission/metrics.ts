@@ -1,6 +1,8 @@
 import { Counter, Gauge, Registry } from "prom-client";
 import type { Outcome, TransmissionService } from "./service.ts";
 
+type Stats = Awaited<ReturnType<TransmissionService["stats"]>>;
+
 /**
  * Prometheus view of the outbox, read from the database at scrape time, so every process reports
  * the same totals; the settled counter is this process's own.
@@ -8,49 +10,61 @@ import type { Outcome, TransmissionService } from "./service.ts";
 export function outboxMetrics() {
   const registry = new Registry();
   let source: Pick<TransmissionService, "stats"> | undefined;
+  // The registry collects every metric at once; one query per scrape serves all three gauges.
+  let inFlightQuery: Promise<Stats> | undefined;
+  const snapshot = (): Promise<Stats> => {
+    if (!source) return Promise.resolve([]);
+    inFlightQuery ??= source.stats().finally(() => {
+      inFlightQuery = undefined;
+    });
+    return inFlightQuery;
+  };
+
   const settled = new Counter({
     name: "einvoice_outbox_settled_total",
     help: "Outbox jobs settled by this process, by kind and outcome",
     labelNames: ["kind", "outcome"] as const,
     registers: [registry],
   });
-  const jobs = new Gauge({
+  new Gauge({
     name: "einvoice_outbox_jobs",
     help: "Outbox jobs by kind and state",
     labelNames: ["kind", "state"] as const,
     registers: [registry],
+    async collect() {
+      this.reset();
+      for (const row of await snapshot()) this.set({ kind: row.kind, state: row.state }, row.count);
+    },
   });
-  const inFlight = new Gauge({
+  new Gauge({
     name: "einvoice_outbox_in_flight",
     help: "Pending outbox jobs held under a live lease",
     labelNames: ["kind"] as const,
     registers: [registry],
+    async collect() {
+      this.reset();
+      for (const row of await snapshot())
+        if (row.state === "pending") this.set({ kind: row.kind }, row.in_flight);
+    },
   });
-  const oldest = new Gauge({
+  new Gauge({
     name: "einvoice_outbox_oldest_pending_seconds",
     help: "Age of the oldest pending outbox job",
     labelNames: ["kind"] as const,
     registers: [registry],
     async collect() {
-      if (!source) return;
-      const stats = await source.stats();
-      jobs.reset();
-      inFlight.reset();
       this.reset();
-      for (const row of stats) {
-        jobs.set({ kind: row.kind, state: row.state }, row.count);
-        if (row.state !== "pending") continue;
-        inFlight.set({ kind: row.kind }, row.in_flight);
-        if (row.oldest)
+      for (const row of await snapshot()) {
+        if (row.state === "pending" && row.oldest) {
           this.set({ kind: row.kind }, Math.max(0, (Date.now() - Date.parse(row.oldest)) / 1000));
+        }
       }
     },
   });
-  void oldest;
   return {
     registry,
-    observe(source_: Pick<TransmissionService, "stats">) {
-      source = source_;
+    observe(stats: Pick<TransmissionService, "stats">) {
+      source = stats;
     },
     settled(kind: string, outcome: Outcome) {
       settled.inc({ kind, outcome });

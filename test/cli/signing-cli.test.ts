@@ -131,3 +131,29 @@ test("keys rotate-signing-key in the sandbox adds a key that the next start sign
   assert.deepEqual(ctx.signer.jwks().keys.map((k) => k.kid)[0], rotated.kid);
   assert.equal(ctx.signer.jwks().keys.length, 2);
 });
+
+test("webhook set prints the secret once; outbox status counts the jobs", {
+  timeout: TIMEOUT * 2,
+}, async (t) => {
+  const { file, env } = dbEnv(t);
+  const { tenant: a } = await signSome(file, 2);
+  const hook = oneJson(
+    await cli(["webhook", "set", "--business", a.business_id, "--url", "https://erp.example/hooks"], env),
+  );
+  assert.equal(hook.business_id, a.business_id);
+  assert.equal(hook.url, "https://erp.example/hooks");
+  assert.match(String(hook.secret), /^whsec_/);
+  const raw = new SQLite(file);
+  const stored = raw.prepare("select secret from webhooks").get() as { secret: string };
+  raw.close();
+  assert.equal(stored.secret.includes(String(hook.secret)), false, "the secret is stored sealed");
+  const bad = await cli(["webhook", "set", "--business", a.business_id, "--url", "ftp://x"], env);
+  assert.notEqual(bad.code, 0);
+
+  const status = oneJson(await cli(["outbox", "status"], env)) as {
+    jobs: unknown[];
+    oldest_pending_age_seconds: unknown;
+  };
+  assert.deepEqual(status.jobs, []);
+  assert.equal(status.oldest_pending_age_seconds, null);
+});

@@ -336,3 +336,102 @@ test("webhooks: events are signed t=<unix>,v1=<HMAC>, retried until accepted, an
     "events carry state, not the invoice's content",
   );
 });
+
+test("a refusal by the authority is final: TRANSMISSION_FAILED at once; a later transmit re-queues it", async (t) => {
+  const authority = await build(t);
+  const authorityPort = await freePort();
+  await authority.app.listen({ port: authorityPort, host: "127.0.0.1" });
+  const upstream = await tenant(authority.ctx);
+  const gateway = await build(t, {
+    ...FAST,
+    EINVOICE_AUTHORITY: "http",
+    EINVOICE_AUTHORITY_URL: `http://127.0.0.1:${authorityPort}`,
+    EINVOICE_AUTHORITY_API_KEY: upstream.api_key,
+    EINVOICE_AUTHORITY_API_SECRET: upstream.api_secret,
+    EINVOICE_TRANSMIT_WAIT_MS: "3000",
+  });
+  // The gateway's business is not the one the upstream credential acts for: the authority refuses.
+  const stranger = await tenant(gateway.ctx);
+  const invoice = freshInvoice(stranger, "invoice-minimal");
+  const irn = String(invoice.irn);
+  const res = await gateway.app.inject({
+    method: "POST",
+    url: `${API}/sign-transmit`,
+    headers: stranger.headers,
+    payload: invoice,
+  });
+  assert.equal(res.statusCode, 400, res.body);
+  assert.equal(res.json().message, "Transmission failed");
+  assert.match(res.json().error.details, /Failed to validate invoice/);
+  const lookup = (await gateway.app.inject({ url: `${API}/lookup/${irn}`, headers: stranger.headers })).json()
+    .data;
+  assert.equal(lookup.status, "TRANSMISSION_FAILED");
+  assert.deepEqual(
+    lookup.attempts.map((a: { outcome: string }) => a.outcome),
+    ["rejected"],
+    "a refusal is not retried",
+  );
+
+  // The same IRN held upstream with another document is refused too, never overwritten.
+  const mirrored = await tenant(gateway.ctx, { id: upstream.business_id, serviceId: upstream.service_id });
+  const theirs = freshInvoice(upstream, "invoice-minimal");
+  await authority.app.inject({
+    method: "POST",
+    url: `${API}/sign`,
+    headers: upstream.headers,
+    payload: { ...theirs, note: "upstream's own" },
+  });
+  const clash = await gateway.app.inject({
+    method: "POST",
+    url: `${API}/sign-transmit`,
+    headers: mirrored.headers,
+    payload: theirs,
+  });
+  assert.equal(clash.statusCode, 400);
+  assert.match(clash.json().error.details, /different document/);
+
+  // Once the upstream holds an identical copy (an earlier attempt got through), it counts as delivered.
+  const same = freshInvoice(upstream, "invoice-minimal");
+  await authority.app.inject({
+    method: "POST",
+    url: `${API}/sign`,
+    headers: upstream.headers,
+    payload: same,
+  });
+  const reconciled = await gateway.app.inject({
+    method: "POST",
+    url: `${API}/sign-transmit`,
+    headers: mirrored.headers,
+    payload: same,
+  });
+  assert.equal(reconciled.statusCode, 200, reconciled.body);
+  const there = (
+    await authority.app.inject({ url: `${API}/lookup/${String(same.irn)}`, headers: upstream.headers })
+  ).json().data;
+  assert.equal(there.status, "TRANSMITTED", "the gateway had the upstream transmit its copy");
+});
+
+test("outbox status and /metrics report jobs by kind and state", async (t) => {
+  const { app, ctx } = await build(t);
+  const a = await tenant(ctx);
+  await ctx.webhooks.set(a.business_id, "http://127.0.0.1:9/never");
+  for (let i = 0; i < 3; i++) {
+    const payload = freshInvoice(a, "invoice-minimal");
+    assert.equal(
+      (await app.inject({ method: "POST", url: `${API}/sign-transmit`, headers: a.headers, payload }))
+        .statusCode,
+      200,
+    );
+  }
+  const stats = await ctx.transmission.stats();
+  assert.deepEqual(stats.map((s) => [s.kind, s.state, s.count]).sort(), [
+    ["delivery", "done", 3],
+    ["webhook", "pending", 6],
+  ]);
+  const metrics = await app.inject({ url: "/metrics" });
+  assert.equal(metrics.statusCode, 200, "no credentials needed");
+  assert.match(metrics.body, /einvoice_outbox_jobs\{kind="delivery",state="done"\} 3/);
+  assert.match(metrics.body, /einvoice_outbox_jobs\{kind="webhook",state="pending"\} 6/);
+  assert.match(metrics.body, /einvoice_outbox_oldest_pending_seconds\{kind="webhook"\} \d/);
+  assert.match(metrics.body, /einvoice_outbox_settled_total\{kind="delivery",outcome="delivered"\} 3/);
+});
