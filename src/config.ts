@@ -23,6 +23,11 @@ const Env = Type.Object({
   EINVOICE_QR_KEYS: Type.Optional(Type.String({ minLength: 1 })),
   /** `base64(PEM)[,base64(PEM)…]` Ed25519 private keys that sign invoices, the first is current. */
   EINVOICE_SIGNING_KEYS: Type.Optional(Type.String({ minLength: 1 })),
+  /** PostgreSQL: connections per process, and the limit of any one statement. */
+  EINVOICE_DB_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 1000, default: 10 }),
+  EINVOICE_DB_STATEMENT_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 3_600_000, default: 30_000 }),
+  /** `serve` forks this many API processes sharing one port (node:cluster). */
+  EINVOICE_PROCESSES: Type.Integer({ minimum: 1, maximum: 256, default: 1 }),
   /** Where signed invoices are delivered: this service itself, or an upstream API of the same shape. */
   EINVOICE_AUTHORITY: Type.Union([Type.Literal("builtin"), Type.Literal("http")], { default: "builtin" }),
   EINVOICE_AUTHORITY_URL: Type.Optional(Type.String({ pattern: "^https?://" })),
@@ -55,6 +60,8 @@ export type Config = {
   dataKeys: string | undefined;
   qrKeys: string | undefined;
   signingKeys: string | undefined;
+  dbPool: { size: number; statementTimeoutMs: number };
+  processes: number;
   authority: { kind: "builtin" } | { kind: "http"; url: string; apiKey: string; apiSecret: string };
   outbox: {
     worker: boolean;
@@ -104,6 +111,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     dataKeys: parsed.EINVOICE_DATA_KEYS,
     qrKeys: parsed.EINVOICE_QR_KEYS,
     signingKeys: parsed.EINVOICE_SIGNING_KEYS,
+    dbPool: {
+      size: parsed.EINVOICE_DB_POOL_SIZE,
+      statementTimeoutMs: parsed.EINVOICE_DB_STATEMENT_TIMEOUT_MS,
+    },
+    processes: parsed.EINVOICE_PROCESSES,
     authority: authorityOf(parsed),
     outbox: {
       worker: parsed.EINVOICE_WORKER === "on",

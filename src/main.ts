@@ -36,7 +36,7 @@ export type Logger = pino.Logger;
 
 /** The composition root: configuration in, every service wired with exactly what it needs. */
 export async function createContext(config: Config) {
-  const db = openDatabase(config.database);
+  const db = openDatabase(config.database, config);
   try {
     if (config.mode === "production") {
       const pending = await pendingMigrations(db);

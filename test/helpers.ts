@@ -1,8 +1,10 @@
+import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { TestContext } from "node:test";
 import { fileURLToPath } from "node:url";
+import pg from "pg";
 import pino from "pino";
 import { loadConfig } from "../src/config.ts";
 import { type Context, createContext, createServer } from "../src/main.ts";
@@ -28,11 +30,49 @@ export function tempDir(t: TestContext): string {
   return dir;
 }
 
-/** A real app on a fresh SQLite file, closed and removed when the test ends. */
+/**
+ * The suite runs once per engine: SQLite always, PostgreSQL when the runner sets
+ * EINVOICE_TEST_ENGINE=postgres (npm test does so when EINVOICE_TEST_DATABASE_URL is set).
+ */
+export const ENGINE: "sqlite" | "postgres" =
+  process.env.EINVOICE_TEST_ENGINE === "postgres" ? "postgres" : "sqlite";
+const PG_URL = process.env.EINVOICE_TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+
+/**
+ * A fresh, empty database for one test: a SQLite file in a temporary folder, or a PostgreSQL schema
+ * of its own (selected through the connection's search_path) that `drop` removes.
+ */
+export async function freshDatabase(
+  dir: string,
+): Promise<{ url: string; file: string | undefined; drop: () => Promise<void> }> {
+  if (ENGINE === "sqlite") {
+    const file = path.join(dir, "einvoice.db");
+    // The file goes with its temporary folder.
+    return { url: `sqlite:${file}`, file, drop: async () => {} };
+  }
+  const schema = `t_${process.pid}_${randomBytes(6).toString("hex")}`;
+  const admin = new pg.Client({ connectionString: PG_URL });
+  await admin.connect();
+  await admin.query(`create schema ${schema}`);
+  await admin.end();
+  const drop = async () => {
+    const cleanup = new pg.Client({ connectionString: PG_URL });
+    await cleanup.connect();
+    await cleanup.query(`drop schema if exists ${schema} cascade`);
+    await cleanup.end();
+  };
+  const url = new URL(PG_URL);
+  url.searchParams.set("options", `-c search_path=${schema}`);
+  return { url: url.toString(), file: undefined, drop };
+}
+
+/** A real app on a fresh database, closed and removed when the test ends. */
 export async function build(t: TestContext, env: Record<string, string> = {}) {
   const dir = tempDir(t);
+  const database = await freshDatabase(dir);
   const config = loadConfig({
-    EINVOICE_DATABASE_URL: `sqlite:${path.join(dir, "einvoice.db")}`,
+    EINVOICE_DATABASE_URL: database.url,
+    EINVOICE_DATA_DIR: dir,
     EINVOICE_LOG_LEVEL: "silent",
     ...env,
   });
@@ -45,6 +85,7 @@ export async function build(t: TestContext, env: Record<string, string> = {}) {
     await Promise.all(workers.map((w) => w.stop()));
     await app.close();
     await ctx.close();
+    await database.drop();
   });
   /** An in-process outbox worker on this instance, stopped when the test ends. */
   const startWorker = (concurrency = 8) => {
@@ -53,7 +94,7 @@ export async function build(t: TestContext, env: Record<string, string> = {}) {
     worker.start();
     return worker;
   };
-  return { app, ctx, dir, config, dbFile: path.join(dir, "einvoice.db"), startWorker };
+  return { app, ctx, dir, config, databaseUrl: database.url, dbFile: database.file, startWorker };
 }
 
 /** `build` plus a real socket on 127.0.0.1, for tests where one instance calls another. */

@@ -71,7 +71,7 @@ program
   .description("apply pending database migrations")
   .action(async () => {
     const config = loadConfig();
-    const db = openDatabase(config.database);
+    const db = openDatabase(config.database, config);
     try {
       print({ applied: await migrateToLatest(db) });
     } finally {

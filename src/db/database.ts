@@ -1,26 +1,50 @@
 import fs from "node:fs";
 import path from "node:path";
 import SQLite from "better-sqlite3";
-import { Kysely, SqliteDialect, type Transaction } from "kysely";
+import { Kysely, PostgresAdapter, PostgresDialect, SqliteDialect, type Transaction } from "kysely";
+import pg from "pg";
 import type { Config } from "../config.ts";
 import type { Database } from "./schema.ts";
 
 export type Db = Kysely<Database>;
 /** Either the root handle or an open transaction: every repository method accepts both. */
 export type Executor = Kysely<Database> | Transaction<Database>;
+export type Engine = "sqlite" | "postgres";
 
-export function openDatabase(database: Config["database"]): Db {
-  if (database.engine !== "sqlite") {
-    throw new Error("PostgreSQL support is not available in this version; use a sqlite: URL");
-  }
-  if (database.file !== ":memory:") fs.mkdirSync(path.dirname(database.file), { recursive: true });
-  const sqlite = new SQLite(database.file);
-  // WAL lets readers run beside the single writer; FULL sync keeps every acknowledged commit on disk
-  // across power loss, not only across a process crash; the busy timeout lets the CLI and the server
-  // share one file.
-  sqlite.pragma("journal_mode = WAL");
-  sqlite.pragma("synchronous = FULL");
-  sqlite.pragma("busy_timeout = 5000");
-  sqlite.pragma("foreign_keys = ON");
-  return new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+/**
+ * Which engine a handle (or a transaction of it) talks to, for the few statements that differ.
+ * (COUNT and SUM are bigint in PostgreSQL, which pg returns as text: callers wrap them in Number().)
+ */
+export function engineOf(db: Pick<Kysely<unknown>, "getExecutor">): Engine {
+  return db.getExecutor().adapter instanceof PostgresAdapter ? "postgres" : "sqlite";
 }
+
+export function openDatabase(
+  database: Config["database"],
+  options: Pick<Config, "dbPool"> = { dbPool: defaultPool },
+): Db {
+  let db: Db;
+  if (database.engine === "postgres") {
+    const pool = new pg.Pool({
+      connectionString: database.url,
+      max: options.dbPool.size,
+      statement_timeout: options.dbPool.statementTimeoutMs,
+      idle_in_transaction_session_timeout: options.dbPool.statementTimeoutMs * 2,
+    });
+    db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  } else {
+    if (database.file !== ":memory:") fs.mkdirSync(path.dirname(database.file), { recursive: true });
+    const sqlite = new SQLite(database.file);
+    // WAL lets readers run beside the single writer; FULL sync keeps every acknowledged commit on
+    // disk across power loss, not only across a process crash; the busy timeout lets the CLI, the
+    // workers and several API processes share one file.
+    sqlite.pragma("journal_mode = WAL");
+    sqlite.pragma("synchronous = FULL");
+    sqlite.pragma("busy_timeout = 5000");
+    sqlite.pragma("foreign_keys = ON");
+    db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  }
+  return db;
+}
+
+const defaultPool = { size: 10, statementTimeoutMs: 30_000 };

@@ -1,10 +1,26 @@
-import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from "kysely";
+import {
+  type ColumnDefinitionBuilder,
+  type Kysely,
+  type Migration,
+  type MigrationProvider,
+  Migrator,
+  sql,
+} from "kysely";
+import { engineOf } from "./database.ts";
 import type { Database } from "./schema.ts";
 
 /**
  * Migrations are code, not files, so one list serves every engine and ships inside the package.
  * Append only: a migration that has run anywhere is never edited.
  */
+/** An integer key the database assigns: identity on PostgreSQL, rowid alias on SQLite. */
+function generatedId(db: Kysely<unknown>) {
+  return (column: ColumnDefinitionBuilder) =>
+    engineOf(db) === "postgres"
+      ? column.primaryKey().generatedByDefaultAsIdentity()
+      : column.primaryKey().autoIncrement();
+}
+
 const migrations: Record<string, Migration> = {
   "0001_core": {
     async up(db: Kysely<unknown>) {
@@ -55,7 +71,7 @@ const migrations: Record<string, Migration> = {
 
       await db.schema
         .createTable("invoice_events")
-        .addColumn("id", "integer", (c) => c.primaryKey().autoIncrement())
+        .addColumn("id", "integer", generatedId(db))
         .addColumn("irn", "text", (c) => c.notNull().references("invoices.irn"))
         .addColumn("at", "text", (c) => c.notNull())
         .addColumn("type", "text", (c) => c.notNull())
@@ -65,7 +81,7 @@ const migrations: Record<string, Migration> = {
 
       await db.schema
         .createTable("fiscalization_reports")
-        .addColumn("id", "integer", (c) => c.primaryKey().autoIncrement())
+        .addColumn("id", "integer", generatedId(db))
         .addColumn("irn", "text", (c) => c.notNull().references("invoices.irn"))
         .addColumn("business_id", "text", (c) => c.notNull().references("businesses.id"))
         .addColumn("report", "text", (c) => c.notNull())
@@ -121,7 +137,7 @@ const migrations: Record<string, Migration> = {
     async up(db: Kysely<unknown>) {
       await db.schema
         .createTable("outbox_jobs")
-        .addColumn("id", "integer", (c) => c.primaryKey().autoIncrement())
+        .addColumn("id", "integer", generatedId(db))
         .addColumn("kind", "text", (c) => c.notNull())
         .addColumn("irn", "text")
         .addColumn("business_id", "text", (c) => c.notNull())
@@ -163,17 +179,24 @@ const migrations: Record<string, Migration> = {
 const provider: MigrationProvider = { getMigrations: async () => migrations };
 
 // Migrations describe tables that do not exist yet, so they see the database untyped.
-export function migrator(db: Kysely<Database>): Migrator {
-  return new Migrator({ db: db as unknown as Kysely<unknown>, provider });
+export async function migrator(db: Kysely<Database>): Promise<Migrator> {
+  const untyped = db as unknown as Kysely<unknown>;
+  // On PostgreSQL the bookkeeping tables live in the schema the connection works in, named
+  // explicitly: Kysely otherwise looks for them in every schema and may find another's.
+  const schema =
+    engineOf(db) === "postgres"
+      ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(untyped)).rows[0]?.schema
+      : undefined;
+  return new Migrator({ db: untyped, provider, ...(schema ? { migrationTableSchema: schema } : {}) });
 }
 
 export async function migrateToLatest(db: Kysely<Database>): Promise<string[]> {
-  const { error, results } = await migrator(db).migrateToLatest();
+  const { error, results } = await (await migrator(db)).migrateToLatest();
   if (error) throw error;
   return (results ?? []).filter((r) => r.status === "Success").map((r) => r.migrationName);
 }
 
 export async function pendingMigrations(db: Kysely<Database>): Promise<string[]> {
-  const all = await migrator(db).getMigrations();
+  const all = await (await migrator(db)).getMigrations();
   return all.filter((m) => m.executedAt === undefined).map((m) => m.name);
 }

@@ -29,6 +29,9 @@ export type AppDeps = {
 
 export const BODY_LIMIT = 1024 * 1024;
 
+const nulRefused = (details: string) =>
+  new DomainError("bad_request", { message: "Invalid request", details });
+
 const header = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);
 
 export async function buildApp(deps: AppDeps) {
@@ -42,6 +45,21 @@ export async function buildApp(deps: AppDeps) {
   // Every body of this API is JSON; anything else is a 415, not a string the schema then rejects.
   app.removeContentTypeParser("text/plain");
 
+  // Text columns cannot hold the NUL character (PostgreSQL refuses it), and no field of this API has
+  // a use for it: refuse it at the door, where the answer can say so, instead of deep in a query.
+  const parseJson = app.getDefaultJsonParser("error", "error");
+  app.removeContentTypeParser("application/json");
+  app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
+    if ((body as string).includes("\\u0000")) {
+      done(
+        nulRefused("the request body contains a NUL character (\\u0000), which no field accepts"),
+        undefined,
+      );
+      return;
+    }
+    parseJson(request, body as string, done);
+  });
+
   const bodyAjv = createAjv("body");
   const textAjv = createAjv("text");
   app.setValidatorCompiler(({ schema, httpPart }) =>
@@ -54,6 +72,7 @@ export async function buildApp(deps: AppDeps) {
   // spec lists a 401 for each); unknown routes answer 404 whatever the credentials; published keys
   // need none.
   app.addHook("onRequest", async (request) => {
+    if (/%00/i.test(request.url)) throw nulRefused("the URL contains a NUL character (%00)");
     if (request.is404 || request.routeOptions.config?.public) return;
     const principal = await deps.authenticate(
       header(request.headers["api-key"]),

@@ -1,5 +1,5 @@
 import type { Insertable } from "kysely";
-import type { Db, Executor } from "../db/database.ts";
+import { type Db, type Executor, engineOf } from "../db/database.ts";
 import type { JobKind, OutboxJob, OutboxJobTable } from "../db/schema.ts";
 
 export type Lease = { owner: string; now: string; until: string };
@@ -41,7 +41,9 @@ export function outboxRepository(db: Db) {
             .where("next_attempt_at", "<=", lease.now)
             .where((w) => w.or([w("lease_expires_at", "is", null), w("lease_expires_at", "<", lease.now)]))
             .orderBy("next_attempt_at")
-            .limit(limit),
+            .limit(limit)
+            // PostgreSQL: concurrent claimers skip each other's rows instead of taking them twice.
+            .$if(engineOf(db) === "postgres", (q) => q.forUpdate().skipLocked()),
         )
         .returningAll()
         .execute();

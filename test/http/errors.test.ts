@@ -184,3 +184,23 @@ test("path parameters with traversal or SQL-looking text answer a 4xx envelope, 
   const health = await app.inject({ method: "GET", url: "/", headers: who.headers });
   assert.equal(health.statusCode, 200);
 });
+
+test("a NUL character in a body, a path or a query is a 400 envelope on every engine", async (t) => {
+  const { app, ctx } = await build(t);
+  const who = await tenant(ctx);
+  const irn = `INV1-${who.service_id}-20261115`;
+  for (const req of [
+    { method: "GET" as const, url: `${API}/lookup/%00` },
+    { method: "GET" as const, url: `${API}/resources/products?search=%00` },
+    {
+      method: "PATCH" as const,
+      url: `${API}/update/${irn}`,
+      payload: '{"payment_status":"PAID","reference":"a\\u0000b"}',
+    },
+    { method: "POST" as const, url: `${API}/validate`, payload: '{"note":"\\u0000"}' },
+  ]) {
+    const res = await app.inject({ ...req, headers: { ...who.headers, "content-type": "application/json" } });
+    const body = errorEnvelope(res, 400);
+    assert.match(details(body), /NUL/, req.url);
+  }
+});

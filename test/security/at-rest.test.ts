@@ -2,9 +2,37 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import { test } from "node:test";
 import SQLite from "better-sqlite3";
+import { sql } from "kysely";
+import type { Context } from "../../src/main.ts";
 import { build, fixture, tenant } from "../helpers.ts";
 
 const API = "/api/v1/einvoice";
+
+/**
+ * Everything the database holds, as stored: the SQLite files byte for byte (after a checkpoint, so
+ * the main file holds the rows too), or, on PostgreSQL, every row of every table as text.
+ */
+async function rawStorage(ctx: Context, dbFile: string | undefined): Promise<Buffer> {
+  if (dbFile) {
+    const raw = new SQLite(dbFile);
+    raw.pragma("wal_checkpoint(FULL)");
+    raw.close();
+    return Buffer.concat(
+      [dbFile, `${dbFile}-wal`].filter((f) => fs.existsSync(f)).map((f) => fs.readFileSync(f)),
+    );
+  }
+  const tables = await sql<{
+    name: string;
+  }>`select table_name as name from information_schema.tables where table_schema = current_schema()`.execute(
+    ctx.db,
+  );
+  const dumps: string[] = [];
+  for (const { name } of tables.rows) {
+    const rows = await sql<{ row: string }>`select t::text as row from ${sql.table(name)} t`.execute(ctx.db);
+    dumps.push(...rows.rows.map((r) => r.row));
+  }
+  return Buffer.from(dumps.join("\n"));
+}
 
 test("payment_terms_note and note are not stored in plaintext, yet read back decrypted", async (t) => {
   const { app, ctx, dbFile } = await build(t);
@@ -18,23 +46,18 @@ test("payment_terms_note and note are not stored in plaintext, yet read back dec
     200,
   );
 
-  // Push everything out of the WAL so the main file holds the rows too; then scan every file.
-  const raw = new SQLite(dbFile);
-  raw.pragma("wal_checkpoint(FULL)");
-  const row = raw.prepare("select document, sealed from invoices where irn = ?").get(invoice.irn) as {
-    document: string;
-    sealed: string;
-  };
-  raw.close();
-  assert.ok(row.sealed.startsWith("v1."), "the confidential fields are sealed");
+  const row = await ctx.db
+    .selectFrom("invoices")
+    .select(["document", "sealed"])
+    .where("irn", "=", String(invoice.irn))
+    .executeTakeFirstOrThrow();
+  assert.ok(row.sealed?.startsWith("v1."), "the confidential fields are sealed");
   assert.ok(!row.document.includes(secretTerms));
-  const bytes = Buffer.concat(
-    [dbFile, `${dbFile}-wal`].filter((f) => fs.existsSync(f)).map((f) => fs.readFileSync(f)),
-  );
-  assert.equal(bytes.includes(Buffer.from(secretTerms)), false, "payment_terms_note is stored in plaintext");
-  assert.equal(bytes.includes(Buffer.from(secretNote)), false, "note is stored in plaintext");
+  const stored = await rawStorage(ctx, dbFile);
+  assert.equal(stored.includes(Buffer.from(secretTerms)), false, "payment_terms_note is stored in plaintext");
+  assert.equal(stored.includes(Buffer.from(secretNote)), false, "note is stored in plaintext");
   // The scan itself must be able to fail: a field that is not encrypted is found by it.
-  assert.equal(bytes.includes(Buffer.from(String(invoice.order_reference))), true);
+  assert.equal(stored.includes(Buffer.from(String(invoice.order_reference))), true);
 
   const record = (await app.inject({ url: `${API}/${String(invoice.irn)}`, headers: a.headers })).json().data;
   assert.equal(record.document.payment_terms_note, secretTerms);
@@ -42,7 +65,7 @@ test("payment_terms_note and note are not stored in plaintext, yet read back dec
 });
 
 test("a sealed value moved to another invoice's row does not decrypt", async (t) => {
-  const { app, ctx, dbFile } = await build(t);
+  const { app, ctx } = await build(t);
   const a = await tenant(ctx);
   const first = fixture("invoice-full", a);
   const second = {
@@ -52,11 +75,16 @@ test("a sealed value moved to another invoice's row does not decrypt", async (t)
   };
   await app.inject({ method: "POST", url: `${API}/sign`, headers: a.headers, payload: first });
   await app.inject({ method: "POST", url: `${API}/sign`, headers: a.headers, payload: second });
-  const raw = new SQLite(dbFile);
-  raw
-    .prepare("update invoices set sealed = (select sealed from invoices where irn = ?) where irn = ?")
-    .run(first.irn, second.irn);
-  raw.close();
+  const moved = await ctx.db
+    .selectFrom("invoices")
+    .select("sealed")
+    .where("irn", "=", String(first.irn))
+    .executeTakeFirstOrThrow();
+  await ctx.db
+    .updateTable("invoices")
+    .set({ sealed: moved.sealed })
+    .where("irn", "=", String(second.irn))
+    .execute();
   const res = await app.inject({ url: `${API}/${String(second.irn)}`, headers: a.headers });
   assert.equal(res.statusCode, 500);
   assert.equal(res.json().status, false);

@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
 import { createHash, createPublicKey, verify } from "node:crypto";
 import { test } from "node:test";
-import SQLite from "better-sqlite3";
 import canonicalize from "canonicalize";
 import pino from "pino";
 import { loadConfig } from "../../src/config.ts";
@@ -139,43 +138,46 @@ test("concurrent signs for one business still form a single unbroken chain", asy
 });
 
 test("audit verify finds a tampered row, a forged signature and a removed tail", async (t) => {
-  const { app, ctx, dbFile } = await build(t);
+  const { app, ctx } = await build(t);
   const a = await tenant(ctx);
   const invoices = Array.from({ length: 4 }, () => freshInvoice(a, "invoice-full"));
   for (const payload of invoices)
     await app.inject({ method: "POST", url: `${API}/sign`, headers: a.headers, payload });
   assert.deepEqual(await ctx.audit.verify(), { checked: 4, broken: [] });
 
-  const raw = new SQLite(dbFile);
-  t.after(() => raw.close());
-  const [first, second, , last] = invoices.map((i) => String(i.irn));
-  const row = raw.prepare("select document, signature from invoices where irn = ?").get(second) as {
-    document: string;
-    signature: string;
-  };
-  raw
-    .prepare("update invoices set document = ? where irn = ?")
-    .run(row.document.replace("Okafor", "0kafor"), second);
+  // Tampering goes straight to the tables, past every rule of the service.
+  const tamper = (irn: string, change: { document?: string; signature?: string | null }) =>
+    ctx.db.updateTable("invoices").set(change).where("irn", "=", irn).execute();
+  const [first, second, , last] = invoices.map((i) => String(i.irn)) as [string, string, string, string];
+  const original = await ctx.db
+    .selectFrom("invoices")
+    .select(["document", "signature"])
+    .where("irn", "=", second)
+    .executeTakeFirstOrThrow();
+  await tamper(second, { document: original.document.replace("Okafor", "0kafor") });
   let result = await ctx.audit.verify();
   assert.deepEqual(
     result.broken.map((b) => [b.irn, b.reason]),
     [[second, "hash does not match the payload"]],
   );
 
-  raw.prepare("update invoices set document = ? where irn = ?").run(row.document, second);
-  raw
-    .prepare("update invoices set signature = (select signature from invoices where irn = ?) where irn = ?")
-    .run(first, second);
+  await tamper(second, { document: original.document });
+  const forged = await ctx.db
+    .selectFrom("invoices")
+    .select("signature")
+    .where("irn", "=", first)
+    .executeTakeFirstOrThrow();
+  await tamper(second, { signature: forged.signature });
   result = await ctx.audit.verify(a.business_id);
   assert.deepEqual(
     result.broken.map((b) => [b.irn, b.reason]),
     [[second, "signature does not verify"]],
   );
 
-  raw.prepare("update invoices set signature = ? where irn = ?").run(row.signature, second);
+  await tamper(second, { signature: original.signature });
   assert.deepEqual(await ctx.audit.verify(), { checked: 4, broken: [] }, "restored, the chain holds again");
-  raw.prepare("delete from invoice_events where irn = ?").run(last);
-  raw.prepare("delete from invoices where irn = ?").run(last);
+  await ctx.db.deleteFrom("invoice_events").where("irn", "=", last).execute();
+  await ctx.db.deleteFrom("invoices").where("irn", "=", last).execute();
   result = await ctx.audit.verify();
   assert.equal(result.checked, 3);
   assert.equal(result.broken.length, 1, JSON.stringify(result.broken));
@@ -183,7 +185,7 @@ test("audit verify finds a tampered row, a forged signature and a removed tail",
 });
 
 test("signing keys rotate: new invoices use the new key, old records still verify from the published set", async (t) => {
-  const { app, ctx, dir, config } = await build(t);
+  const { app, ctx, dir, databaseUrl } = await build(t);
   const a = await tenant(ctx);
   const before = freshInvoice(a, "invoice-minimal");
   await app.inject({ method: "POST", url: `${API}/sign`, headers: a.headers, payload: before });
@@ -195,7 +197,8 @@ test("signing keys rotate: new invoices use the new key, old records still verif
   rotateSandboxKey(dir, "qr");
   const ctx2 = await createContext(
     loadConfig({
-      EINVOICE_DATABASE_URL: `sqlite:${config.database.engine === "sqlite" ? config.database.file : ""}`,
+      EINVOICE_DATABASE_URL: databaseUrl,
+      EINVOICE_DATA_DIR: dir,
       EINVOICE_LOG_LEVEL: "silent",
     }),
   );
