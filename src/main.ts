@@ -1,3 +1,4 @@
+import cluster from "node:cluster";
 import fs from "node:fs";
 import path from "node:path";
 import pino from "pino";
@@ -174,21 +175,29 @@ export async function seedSandbox(
 }
 
 /** `npm start` / `einvoice serve`: the API on PORT, until SIGINT or SIGTERM. */
+/** Sandbox start-up on an empty database: demo credentials, printed once per start. */
+async function announceSandbox(ctx: Context): Promise<void> {
+  const seeded = await seedSandbox(ctx);
+  if (!seeded.credentials) return;
+  const c = seeded.credentials;
+  process.stderr.write(
+    `\nSandbox ${seeded.created ? "created" : "ready"}. Demo credentials (also in ${seeded.file}):\n` +
+      `  business_id  ${c.business_id}\n  service_id   ${c.service_id}\n` +
+      `  API-KEY      ${c.api_key}\n  API-SECRET   ${c.api_secret}\n\n`,
+  );
+}
+
+/**
+ * `npm start` / `einvoice serve`: the API on PORT, until SIGINT or SIGTERM. With
+ * EINVOICE_PROCESSES > 1 the first process prepares the database once, then runs that many API
+ * processes sharing the port (node:cluster), replacing any that dies.
+ */
 export async function serve(config: Config): Promise<void> {
+  if (config.processes > 1 && cluster.isPrimary) return supervise(config);
   const logger = createLogger(config);
   const ctx = await createContext(config);
   const app = await createServer(ctx, logger);
-  if (config.mode === "sandbox") {
-    const seeded = await seedSandbox(ctx);
-    if (seeded.credentials) {
-      const c = seeded.credentials;
-      process.stderr.write(
-        `\nSandbox ${seeded.created ? "created" : "ready"}. Demo credentials (also in ${seeded.file}):\n` +
-          `  business_id  ${c.business_id}\n  service_id   ${c.service_id}\n` +
-          `  API-KEY      ${c.api_key}\n  API-SECRET   ${c.api_secret}\n\n`,
-      );
-    }
-  }
+  if (config.mode === "sandbox" && cluster.isPrimary) await announceSandbox(ctx);
   const worker = config.outbox.worker
     ? createWorker({
         transmission: ctx.transmission,
@@ -206,9 +215,47 @@ export async function serve(config: Config): Promise<void> {
   const address = await app.listen({ port: config.port, host: config.host });
   worker?.start();
   logger.info(
-    { address, mode: config.mode, database: config.database.engine, worker: Boolean(worker) },
+    {
+      address,
+      mode: config.mode,
+      database: config.database.engine,
+      worker: Boolean(worker),
+      pid: process.pid,
+    },
     "e-invoicing API listening",
   );
+}
+
+async function supervise(config: Config): Promise<void> {
+  const logger = createLogger(config);
+  // Migrations and the sandbox's first-start seeding happen once, before any API process exists.
+  const ctx = await createContext(config);
+  try {
+    if (config.mode === "sandbox") await announceSandbox(ctx);
+  } finally {
+    await ctx.close();
+  }
+  let stopping = false;
+  cluster.on("exit", (child, code, signal) => {
+    if (stopping) return;
+    logger.error({ pid: child.process.pid, code, signal }, "API process died; starting another");
+    cluster.fork();
+  });
+  for (let i = 0; i < config.processes; i++) cluster.fork();
+  onShutdown(logger, async () => {
+    stopping = true;
+    const children = Object.values(cluster.workers ?? {}).filter((c) => c !== undefined);
+    await Promise.all(
+      children.map(
+        (child) =>
+          new Promise<void>((resolve) => {
+            child.once("exit", () => resolve());
+            child.process.kill("SIGTERM");
+          }),
+      ),
+    );
+  });
+  logger.info({ processes: config.processes, port: config.port }, "supervising API processes");
 }
 
 /** `einvoice worker`: delivers outbox jobs, until SIGINT or SIGTERM. */

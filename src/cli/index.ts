@@ -52,9 +52,12 @@ const program = new Command("einvoice")
 
 program
   .command("serve")
-  .description("run the API (env: PORT, HOST, EINVOICE_DATABASE_URL, EINVOICE_MODE)")
-  .action(async () => {
-    await serve(loadConfig());
+  .description("run the API (env: PORT, HOST, EINVOICE_DATABASE_URL, EINVOICE_MODE, EINVOICE_PROCESSES)")
+  .option("--processes <n>", "API processes sharing the port (default: EINVOICE_PROCESSES or 1)")
+  .action(async (opts: { processes?: string }) => {
+    await serve(
+      loadConfig(opts.processes ? { ...process.env, EINVOICE_PROCESSES: opts.processes } : process.env),
+    );
   });
 
 program

@@ -1,7 +1,17 @@
 import fs from "node:fs";
 import path from "node:path";
 import SQLite from "better-sqlite3";
-import { Kysely, PostgresAdapter, PostgresDialect, SqliteDialect, type Transaction } from "kysely";
+import {
+  CompiledQuery,
+  type DatabaseConnection,
+  type Driver,
+  Kysely,
+  PostgresAdapter,
+  PostgresDialect,
+  SqliteDialect,
+  SqliteDriver,
+  type Transaction,
+} from "kysely";
 import pg from "pg";
 import type { Config } from "../config.ts";
 import type { Database } from "./schema.ts";
@@ -42,9 +52,32 @@ export function openDatabase(
     sqlite.pragma("synchronous = FULL");
     sqlite.pragma("busy_timeout = 5000");
     sqlite.pragma("foreign_keys = ON");
-    db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+    db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: sqlite }) });
   }
   return db;
 }
 
 const defaultPool = { size: 10, statementTimeoutMs: 30_000 };
+
+/**
+ * SQLite transactions that take the write lock when they begin. A deferred transaction that reads
+ * and then writes fails at once (SQLITE_BUSY, no waiting) when another process wrote in between;
+ * taking the lock up front makes it wait its turn under busy_timeout instead, which is what several
+ * API processes, workers and the CLI sharing one file need.
+ */
+class ImmediateSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw("begin immediate"));
+  }
+}
+
+class ImmediateSqliteDialect extends SqliteDialect {
+  readonly #config: ConstructorParameters<typeof SqliteDialect>[0];
+  constructor(config: ConstructorParameters<typeof SqliteDialect>[0]) {
+    super(config);
+    this.#config = config;
+  }
+  override createDriver(): Driver {
+    return new ImmediateSqliteDriver(this.#config);
+  }
+}
