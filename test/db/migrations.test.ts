@@ -1,0 +1,46 @@
+import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
+import { test } from "node:test";
+import { loadConfig } from "../../src/config.ts";
+import { openDatabase } from "../../src/db/database.ts";
+import { migrateToLatest, pendingMigrations } from "../../src/db/migrations.ts";
+import { generatePrivateKey } from "../../src/keys/keyring.ts";
+import { createContext } from "../../src/main.ts";
+import { ENGINE, freshDatabase, tempDir } from "../helpers.ts";
+
+const b64 = (text: string) => Buffer.from(text).toString("base64");
+
+test(`production refuses a ${ENGINE} schema behind the code; migrate brings it up to date`, async (t) => {
+  const dir = tempDir(t);
+  const database = await freshDatabase(dir);
+  const env = {
+    EINVOICE_MODE: "production",
+    EINVOICE_DATABASE_URL: database.url,
+    EINVOICE_DATA_DIR: dir,
+    EINVOICE_LOG_LEVEL: "silent",
+    EINVOICE_SECRET_PEPPER: randomBytes(32).toString("base64"),
+    EINVOICE_DATA_KEYS: `k1:${randomBytes(32).toString("base64")}`,
+    EINVOICE_QR_KEYS: b64(generatePrivateKey("rsa")),
+    EINVOICE_SIGNING_KEYS: b64(generatePrivateKey("ed25519")),
+  };
+  const config = loadConfig(env);
+  await assert.rejects(
+    createContext(config),
+    /schema is behind this version \(pending: 0001_core, 0002_signatures, 0003_outbox\).*einvoice migrate/,
+  );
+
+  const db = openDatabase(config.database, config);
+  try {
+    assert.deepEqual(await migrateToLatest(db), ["0001_core", "0002_signatures", "0003_outbox"]);
+    assert.deepEqual(await pendingMigrations(db), []);
+    assert.deepEqual(await migrateToLatest(db), [], "applying again changes nothing");
+  } finally {
+    await db.destroy();
+  }
+  const ctx = await createContext(config);
+  t.after(async () => {
+    await ctx.close();
+    await database.drop();
+  });
+  assert.equal(await ctx.businesses.count(), 0, "production never seeds a demo business");
+});
