@@ -4,6 +4,8 @@ import os from "node:os";
 import path from "node:path";
 import type { TestContext } from "node:test";
 import { fileURLToPath } from "node:url";
+import SQLite from "better-sqlite3";
+import { sql } from "kysely";
 import pg from "pg";
 import pino from "pino";
 import { loadConfig } from "../src/config.ts";
@@ -64,6 +66,33 @@ export async function freshDatabase(
   const url = new URL(PG_URL);
   url.searchParams.set("options", `-c search_path=${schema}`);
   return { url: url.toString(), file: undefined, drop };
+}
+
+/**
+ * Everything the database holds, as stored: the SQLite files byte for byte (after a checkpoint, so
+ * the main file holds the rows too), or, on PostgreSQL, every row of every table of the current schema
+ * as text.
+ */
+export async function rawStorage(ctx: Pick<Context, "db">, dbFile: string | undefined): Promise<Buffer> {
+  if (dbFile) {
+    const raw = new SQLite(dbFile);
+    raw.pragma("wal_checkpoint(FULL)");
+    raw.close();
+    return Buffer.concat(
+      [dbFile, `${dbFile}-wal`].filter((f) => fs.existsSync(f)).map((f) => fs.readFileSync(f)),
+    );
+  }
+  const tables = await sql<{
+    name: string;
+  }>`select table_name as name from information_schema.tables where table_schema = current_schema()`.execute(
+    ctx.db,
+  );
+  const dumps: string[] = [];
+  for (const { name } of tables.rows) {
+    const rows = await sql<{ row: string }>`select t::text as row from ${sql.table(name)} t`.execute(ctx.db);
+    dumps.push(...rows.rows.map((r) => r.row));
+  }
+  return Buffer.from(dumps.join("\n"));
 }
 
 /** A real app on a fresh database, closed and removed when the test ends. */

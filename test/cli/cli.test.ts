@@ -4,24 +4,27 @@ import path from "node:path";
 import { test } from "node:test";
 import { loadConfig } from "../../src/config.ts";
 import { createContext } from "../../src/main.ts";
-import { HS_CSV, ISIC_JSON } from "../helpers.ts";
+import { ENGINE, HS_CSV, ISIC_JSON, rawStorage } from "../helpers.ts";
 import {
   cli,
+  countRows,
   dbEnv,
   failed,
   freePort,
   health,
   oneJson,
-  readRows,
+  onTeardown,
+  openContext,
   startServer,
   TIMEOUT,
   UUID,
+  withDatabase,
 } from "./run.ts";
 
 test("business add prints the new business; --id and --service-id are echoed", {
   timeout: TIMEOUT * 2,
 }, async (t) => {
-  const { env } = dbEnv(t);
+  const { env } = await dbEnv(t);
   const added = oneJson(await cli(["business", "add", "--name", "Acme Ltd", "--tin", "12345678-0001"], env));
   assert.match(String(added.business_id), UUID);
   assert.match(String(added.service_id), /^[A-Z0-9]{8}$/);
@@ -53,7 +56,8 @@ test("business add prints the new business; --id and --service-id are echoed", {
 test("business add rejects an invalid TIN and a duplicate service id or id", {
   timeout: TIMEOUT * 4,
 }, async (t) => {
-  const { env, file } = dbEnv(t);
+  const db = await dbEnv(t);
+  const { env } = db;
   failed(await cli(["business", "add", "--name", "Acme Ltd", "--tin", "ABC"], env), /tin/i);
   failed(await cli(["business", "add", "--name", "Acme Ltd", "--tin", "12345678"], env), /tin/i);
 
@@ -88,13 +92,14 @@ test("business add rejects an invalid TIN and a duplicate service id or id", {
   );
   failed(await cli(["business", "add", "--name", "Acme Ltd", "--tin", "1-1", "--service-id", "abc"], env));
   // Only the one valid business was stored.
-  assert.deepEqual(readRows(file, "select count(*) as n from businesses"), [{ n: 1 }]);
+  assert.equal(await countRows(db, "businesses"), 1);
 });
 
 test("key create issues credentials that authenticate; the secret is not stored", {
   timeout: TIMEOUT * 3,
 }, async (t) => {
-  const { env, file, dir } = dbEnv(t);
+  const db = await dbEnv(t);
+  const { env, file, dir } = db;
   const business = oneJson(
     await cli(["business", "add", "--name", "Acme Ltd", "--tin", "12345678-0001"], env),
   );
@@ -106,15 +111,19 @@ test("key create issues credentials that authenticate; the secret is not stored"
   assert.ok(apiSecret.length >= 32, apiSecret);
   assert.equal(key.business_id, businessId);
 
+  // On SQLite, without EINVOICE_DATA_DIR: the keys the CLI made beside the file are found by default.
+  // (PostgreSQL has no file to put them beside; the data folder is always given there.)
   const ctx = await createContext(
-    loadConfig({ EINVOICE_DATABASE_URL: env.EINVOICE_DATABASE_URL, EINVOICE_LOG_LEVEL: "silent" }),
+    ENGINE === "sqlite"
+      ? loadConfig({ EINVOICE_DATABASE_URL: env.EINVOICE_DATABASE_URL, EINVOICE_LOG_LEVEL: "silent" })
+      : loadConfig({ ...env, EINVOICE_LOG_LEVEL: "silent" }),
   );
-  t.after(() => ctx.close());
+  onTeardown(t, () => ctx.close());
   assert.equal(ctx.config.dataDir, dir);
   assert.deepEqual(await ctx.businesses.authenticate(apiKey, apiSecret), { businessId, apiKey });
   assert.equal(await ctx.businesses.authenticate(apiKey, `${apiSecret}x`), null);
 
-  const rows = readRows(file, "select * from api_keys");
+  const rows = await ctx.db.selectFrom("api_keys").selectAll().execute();
   assert.equal(rows.length, 1);
   assert.equal(rows[0]?.api_key, apiKey);
   const stored = JSON.stringify(rows);
@@ -122,16 +131,24 @@ test("key create issues credentials that authenticate; the secret is not stored"
   assert.ok(!stored.includes(secretBody), "the secret is not in api_keys");
   assert.ok(!stored.includes(Buffer.from(apiSecret).toString("hex")), "nor in hex");
   assert.ok(!stored.includes(Buffer.from(apiSecret).toString("base64")), "nor in base64");
-  // Nor anywhere in the database files.
-  for (const f of fs.readdirSync(dir).filter((n) => n.startsWith(path.basename(file)))) {
-    assert.ok(!fs.readFileSync(path.join(dir, f)).includes(secretBody), `the secret is not in ${f}`);
+  if (file !== undefined) {
+    // Nor anywhere in the database files.
+    for (const f of fs.readdirSync(dir).filter((n) => n.startsWith(path.basename(file)))) {
+      assert.ok(!fs.readFileSync(path.join(dir, f)).includes(secretBody), `the secret is not in ${f}`);
+    }
+  } else {
+    // Nor anywhere in the database: every row of every table, as text.
+    const stored = await rawStorage(ctx, undefined);
+    assert.ok(stored.includes(apiKey), "the scan sees the stored rows");
+    assert.ok(!stored.includes(secretBody), "the secret is not in the database");
   }
 
   failed(await cli(["key", "create", "--business", "00000000-0000-4000-8000-000000000000"], env), /exist/);
 });
 
 test("key revoke revokes at once; an unknown key fails", { timeout: TIMEOUT * 4 }, async (t) => {
-  const { env } = dbEnv(t);
+  const db = await dbEnv(t);
+  const { env } = db;
   const business = oneJson(
     await cli(["business", "add", "--name", "Acme Ltd", "--tin", "12345678-0001"], env),
   );
@@ -139,10 +156,7 @@ test("key revoke revokes at once; an unknown key fails", { timeout: TIMEOUT * 4 
   const apiKey = String(key.api_key);
   const apiSecret = String(key.api_secret);
 
-  const ctx = await createContext(
-    loadConfig({ EINVOICE_DATABASE_URL: env.EINVOICE_DATABASE_URL, EINVOICE_LOG_LEVEL: "silent" }),
-  );
-  t.after(() => ctx.close());
+  const ctx = await openContext(t, db);
   assert.notEqual(await ctx.businesses.authenticate(apiKey, apiSecret), null);
 
   const revoked = oneJson(await cli(["key", "revoke", apiKey], env));
@@ -156,7 +170,8 @@ test("key revoke revokes at once; an unknown key fails", { timeout: TIMEOUT * 4 
 test("catalog import loads products and services; bad kinds and missing files fail", {
   timeout: TIMEOUT * 5,
 }, async (t) => {
-  const { env, file, dir } = dbEnv(t);
+  const db = await dbEnv(t);
+  const { env, dir } = db;
   assert.deepEqual(oneJson(await cli(["catalog", "import", "products", HS_CSV], env)), {
     catalog: "products",
     imported: 5613,
@@ -165,18 +180,18 @@ test("catalog import loads products and services; bad kinds and missing files fa
     catalog: "services",
     imported: 419,
   });
-  assert.deepEqual(readRows(file, "select count(*) as n from products"), [{ n: 5613 }]);
-  assert.deepEqual(readRows(file, "select count(*) as n from services"), [{ n: 419 }]);
+  assert.equal(await countRows(db, "products"), 5613);
+  assert.equal(await countRows(db, "services"), 419);
 
   failed(await cli(["catalog", "import", "widgets", HS_CSV], env), /widgets/);
   const missing = path.join(dir, "no-such-file.csv");
   failed(await cli(["catalog", "import", "products", missing], env), /no-such-file|ENOENT|not found/i);
   // The failed import left the catalog as it was.
-  assert.deepEqual(readRows(file, "select count(*) as n from products"), [{ n: 5613 }]);
+  assert.equal(await countRows(db, "products"), 5613);
 });
 
 test("the CLI works against the database a running server is using", { timeout: TIMEOUT * 4 }, async (t) => {
-  const { env } = dbEnv(t, "shared.db");
+  const { env } = await dbEnv(t, "shared.db");
   const server = await startServer(t, env);
   const anonymous = await fetch(`${server.url}/`);
   assert.equal(anonymous.status, 401);
@@ -201,7 +216,8 @@ test("the CLI works against the database a running server is using", { timeout: 
 test("sandbox first start writes demo credentials that work; a restart adds no business", {
   timeout: TIMEOUT * 4,
 }, async (t) => {
-  const { env, dir, file } = dbEnv(t, "sandbox.db");
+  const db = await dbEnv(t, "sandbox.db");
+  const { env, dir } = db;
   const first = await startServer(t, env);
   const credentialsFile = path.join(dir, "sandbox-credentials.json");
   assert.ok(fs.existsSync(credentialsFile), `no ${credentialsFile}: ${first.output()}`);
@@ -218,8 +234,11 @@ test("sandbox first start writes demo credentials that work; a restart adds no b
   assert.deepEqual(ok.body, { code: 200, data: null, message: "API is healthy" });
   assert.equal(await first.stop(), 0, "SIGTERM shuts the server down cleanly");
 
+  // The same URL (on PostgreSQL, the same schema): the second start finds the first one's data.
   const second = await startServer(t, env);
-  assert.deepEqual(readRows(file, "select id from businesses"), [{ id: credentials.business_id }]);
+  assert.deepEqual(await withDatabase(db, (ctx) => ctx.db.selectFrom("businesses").select("id").execute()), [
+    { id: credentials.business_id },
+  ]);
   assert.deepEqual(JSON.parse(fs.readFileSync(credentialsFile, "utf8")), credentials);
   assert.equal((await health(second.url, apiKey, apiSecret)).status, 200);
 });
@@ -227,7 +246,7 @@ test("sandbox first start writes demo credentials that work; a restart adds no b
 test("production serve without its secrets exits non-zero naming the missing settings", {
   timeout: TIMEOUT * 2,
 }, async (t) => {
-  const { env } = dbEnv(t, "prod.db");
+  const { env } = await dbEnv(t, "prod.db");
   const port = String(await freePort());
   const none = await cli(["serve"], { ...env, EINVOICE_MODE: "production", PORT: port });
   failed(none, /EINVOICE_SECRET_PEPPER/);

@@ -1,12 +1,15 @@
 import assert from "node:assert/strict";
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { once } from "node:events";
+import fs from "node:fs";
 import net from "node:net";
+import os from "node:os";
 import path from "node:path";
 import type { TestContext } from "node:test";
 import { promisify } from "node:util";
-import Database from "better-sqlite3";
-import { type Json, REPO_ROOT, tempDir } from "../helpers.ts";
+import { loadConfig } from "../../src/config.ts";
+import { type Context, createContext } from "../../src/main.ts";
+import { freshDatabase, type Json, REPO_ROOT } from "../helpers.ts";
 
 export const exec = promisify(execFile);
 export const TIMEOUT = 60_000;
@@ -63,10 +66,99 @@ export function failed(run: Run, pattern?: RegExp): void {
   if (pattern) assert.match(run.stderr, pattern);
 }
 
-export function dbEnv(t: TestContext, name = "cli.db") {
-  const dir = tempDir(t);
-  const file = path.join(dir, name);
-  return { dir, file, env: { EINVOICE_DATABASE_URL: `sqlite:${file}` } };
+export type DbEnv = {
+  dir: string;
+  url: string;
+  /** The SQLite file; undefined on PostgreSQL. */
+  file: string | undefined;
+  /** What a child process needs to open this database and share its sandbox keys. */
+  env: { EINVOICE_DATABASE_URL: string; EINVOICE_DATA_DIR: string };
+};
+
+/** What must be closed before a test's database goes, per test (see `dbEnv` and `onTeardown`). */
+const teardowns = new WeakMap<TestContext, (() => Promise<unknown>)[]>();
+
+/**
+ * Runs `fn` when the test ends: before its database is dropped when the test has a `dbEnv`, else as a
+ * plain `t.after` hook. (node:test runs `t.after` hooks in the order they were registered, so a drop
+ * registered by `dbEnv` would otherwise run before the servers and contexts opened after it close.)
+ */
+export function onTeardown(t: TestContext, fn: () => Promise<unknown>): void {
+  const stack = teardowns.get(t);
+  if (stack) stack.push(fn);
+  else t.after(fn);
+}
+
+/**
+ * A fresh database for one test in a temporary folder of its own, on the engine under test: a SQLite
+ * file named `name`, or a PostgreSQL schema of its own. Whatever `onTeardown` registered closes first
+ * (last registered first), then the database is dropped and the folder removed.
+ */
+export async function dbEnv(t: TestContext, name = "cli.db"): Promise<DbEnv> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "einvoice-test-"));
+  const stack: (() => Promise<unknown>)[] = [];
+  let drop = async () => {};
+  t.after(async () => {
+    try {
+      for (const fn of stack.reverse()) await fn();
+    } finally {
+      try {
+        await drop();
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    }
+  });
+  teardowns.set(t, stack);
+  const database = await freshDatabase(dir);
+  drop = database.drop;
+  const file = database.file === undefined ? undefined : path.join(dir, name);
+  const url = file === undefined ? database.url : `sqlite:${file}`;
+  return { dir, url, file, env: { EINVOICE_DATABASE_URL: url, EINVOICE_DATA_DIR: dir } };
+}
+
+/** The configuration of an in-process context on the test's database, sharing the CLI's keys. */
+export function configOf(db: Pick<DbEnv, "url" | "dir">, extra: Record<string, string> = {}) {
+  return loadConfig({
+    EINVOICE_DATABASE_URL: db.url,
+    EINVOICE_DATA_DIR: db.dir,
+    EINVOICE_LOG_LEVEL: "silent",
+    ...extra,
+  });
+}
+
+/** The test's database opened in process until the test ends (closed before the database goes). */
+export async function openContext(t: TestContext, db: Pick<DbEnv, "url" | "dir">): Promise<Context> {
+  const ctx = await createContext(configOf(db));
+  onTeardown(t, () => ctx.close());
+  return ctx;
+}
+
+/** Runs `work` on the test's database opened in process, then closes it. */
+export async function withDatabase<T>(
+  db: Pick<DbEnv, "url" | "dir">,
+  work: (ctx: Context) => Promise<T>,
+): Promise<T> {
+  const ctx = await createContext(configOf(db));
+  try {
+    return await work(ctx);
+  } finally {
+    await ctx.close();
+  }
+}
+
+/** The number of rows in `table`, on either engine (PostgreSQL's count is a bigint, read as text). */
+export async function countRows(
+  db: Pick<DbEnv, "url" | "dir">,
+  table: "businesses" | "api_keys" | "products" | "services",
+): Promise<number> {
+  return withDatabase(db, async (ctx) => {
+    const row = await ctx.db
+      .selectFrom(table)
+      .select((eb) => eb.fn.countAll<number | string>().as("n"))
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  });
 }
 
 export async function freePort(): Promise<number> {
@@ -114,7 +206,7 @@ export async function startServer(t: TestContext, env: Record<string, string>): 
     }
     return child.exitCode;
   };
-  t.after(stop);
+  onTeardown(t, stop);
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 45_000;
   for (;;) {
@@ -136,13 +228,4 @@ export async function startServer(t: TestContext, env: Record<string, string>): 
 export async function health(url: string, apiKey: string, apiSecret: string) {
   const res = await fetch(`${url}/`, { headers: { "API-KEY": apiKey, "API-SECRET": apiSecret } });
   return { status: res.status, body: (await res.json()) as unknown };
-}
-
-export function readRows(file: string, sql: string): Record<string, unknown>[] {
-  const db = new Database(file, { readonly: true });
-  try {
-    return db.prepare(sql).all() as Record<string, unknown>[];
-  } finally {
-    db.close();
-  }
 }

@@ -3,20 +3,16 @@ import { constants, publicEncrypt } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { test } from "node:test";
-import SQLite from "better-sqlite3";
 import pino from "pino";
-import { loadConfig } from "../../src/config.ts";
 import { createContext, createServer } from "../../src/main.ts";
 import { freshInvoice, type Json, tenant } from "../helpers.ts";
-import { cli, dbEnv, oneJson, TIMEOUT } from "./run.ts";
+import { cli, configOf, type DbEnv, dbEnv, oneJson, openContext, TIMEOUT, withDatabase } from "./run.ts";
 
 const API = "/api/v1/einvoice";
 
-/** Signs `count` invoices in process on the CLI's database, then closes it so the CLI owns the file. */
-async function signSome(file: string, count: number) {
-  const ctx = await createContext(
-    loadConfig({ EINVOICE_DATABASE_URL: `sqlite:${file}`, EINVOICE_LOG_LEVEL: "silent" }),
-  );
+/** Signs `count` invoices in process on the CLI's database (and keys), then closes it. */
+async function signSome(db: DbEnv, count: number) {
+  const ctx = await createContext(configOf(db));
   const app = await createServer(ctx, pino({ level: "silent" }));
   try {
     const a = await tenant(ctx);
@@ -44,17 +40,23 @@ async function signSome(file: string, count: number) {
 test("audit verify: 0 exit on a sound register, 1 and the broken row after tampering", {
   timeout: TIMEOUT * 2,
 }, async (t) => {
-  const { file, env } = dbEnv(t);
-  const { tenant: a, irns } = await signSome(file, 3);
+  const db = await dbEnv(t);
+  const { env } = db;
+  const { tenant: a, irns } = await signSome(db, 3);
   const sound = oneJson(await cli(["audit", "verify"], env));
   assert.deepEqual(sound, { checked: 3, broken: [] });
 
-  const raw = new SQLite(file);
-  const row = raw.prepare("select document from invoices where irn = ?").get(irns[1]) as { document: string };
-  raw
-    .prepare("update invoices set document = ? where irn = ?")
-    .run(row.document.replace('"invoiced_quantity":100', '"invoiced_quantity":10'), irns[1]);
-  raw.close();
+  await withDatabase(db, async (ctx) => {
+    const irn = String(irns[1]);
+    const row = await ctx.db
+      .selectFrom("invoices")
+      .select("document")
+      .where("irn", "=", irn)
+      .executeTakeFirstOrThrow();
+    const tampered = row.document.replace('"invoiced_quantity":100', '"invoiced_quantity":10');
+    assert.notEqual(tampered, row.document, "the tampering changes the stored document");
+    await ctx.db.updateTable("invoices").set({ document: tampered }).where("irn", "=", irn).execute();
+  });
   const run = await cli(["audit", "verify", "--business", a.business_id], env);
   assert.equal(run.code, 1);
   const result = JSON.parse(run.stdout) as { checked: number; broken: { irn: string; reason: string }[] };
@@ -68,8 +70,9 @@ test("audit verify: 0 exit on a sound register, 1 and the broken row after tampe
 test("verify FILE --jwks FILE: a saved record verifies offline; an edited one does not", {
   timeout: TIMEOUT * 2,
 }, async (t) => {
-  const { dir, file, env } = dbEnv(t);
-  const { record, jwks } = await signSome(file, 1);
+  const db = await dbEnv(t);
+  const { dir, env } = db;
+  const { record, jwks } = await signSome(db, 1);
   const recordFile = path.join(dir, "record.json");
   const jwksFile = path.join(dir, "jwks.json");
   fs.writeFileSync(recordFile, JSON.stringify(record));
@@ -89,8 +92,9 @@ test("verify FILE --jwks FILE: a saved record verifies offline; an edited one do
 test("business crypto-keys exports what a client needs to build a QR code the service accepts", {
   timeout: TIMEOUT * 2,
 }, async (t) => {
-  const { file, env } = dbEnv(t);
-  const { tenant: a, irns } = await signSome(file, 1);
+  const db = await dbEnv(t);
+  const { env } = db;
+  const { tenant: a, irns } = await signSome(db, 1);
   const keys = oneJson(await cli(["business", "crypto-keys", "--business", a.business_id], env)) as {
     public_key: string;
     certificate: string;
@@ -102,18 +106,16 @@ test("business crypto-keys exports what a client needs to build a QR code the se
       JSON.stringify({ irn: `${irns[0]}.${Math.floor(Date.now() / 1000)}`, certificate: keys.certificate }),
     ),
   ).toString("base64");
-  const ctx = await createContext(
-    loadConfig({ EINVOICE_DATABASE_URL: `sqlite:${file}`, EINVOICE_LOG_LEVEL: "silent" }),
-  );
-  t.after(() => ctx.close());
+  const ctx = await openContext(t, db);
   assert.deepEqual((await ctx.qrCodes.validate(code)).irn, irns[0]);
 });
 
 test("keys rotate-signing-key in the sandbox adds a key that the next start signs with", {
   timeout: TIMEOUT * 2,
 }, async (t) => {
-  const { dir, file, env } = dbEnv(t);
-  await signSome(file, 1);
+  const db = await dbEnv(t);
+  const { dir, env } = db;
+  await signSome(db, 1);
   const rotated = oneJson(await cli(["keys", "rotate-signing-key"], env)) as {
     kid: string;
     rotated: boolean;
@@ -123,10 +125,7 @@ test("keys rotate-signing-key in the sandbox adds a key that the next start sign
     signing_keys: string[];
   };
   assert.equal(secrets.signing_keys.length, 2);
-  const ctx = await createContext(
-    loadConfig({ EINVOICE_DATABASE_URL: `sqlite:${file}`, EINVOICE_LOG_LEVEL: "silent" }),
-  );
-  t.after(() => ctx.close());
+  const ctx = await openContext(t, db);
   assert.equal(ctx.signer.kid, rotated.kid);
   assert.deepEqual(ctx.signer.jwks().keys.map((k) => k.kid)[0], rotated.kid);
   assert.equal(ctx.signer.jwks().keys.length, 2);
@@ -135,17 +134,18 @@ test("keys rotate-signing-key in the sandbox adds a key that the next start sign
 test("webhook set prints the secret once; outbox status counts the jobs", {
   timeout: TIMEOUT * 2,
 }, async (t) => {
-  const { file, env } = dbEnv(t);
-  const { tenant: a } = await signSome(file, 2);
+  const db = await dbEnv(t);
+  const { env } = db;
+  const { tenant: a } = await signSome(db, 2);
   const hook = oneJson(
     await cli(["webhook", "set", "--business", a.business_id, "--url", "https://erp.example/hooks"], env),
   );
   assert.equal(hook.business_id, a.business_id);
   assert.equal(hook.url, "https://erp.example/hooks");
   assert.match(String(hook.secret), /^whsec_/);
-  const raw = new SQLite(file);
-  const stored = raw.prepare("select secret from webhooks").get() as { secret: string };
-  raw.close();
+  const stored = await withDatabase(db, (ctx) =>
+    ctx.db.selectFrom("webhooks").select("secret").executeTakeFirstOrThrow(),
+  );
   assert.equal(stored.secret.includes(String(hook.secret)), false, "the secret is stored sealed");
   const bad = await cli(["webhook", "set", "--business", a.business_id, "--url", "ftp://x"], env);
   assert.notEqual(bad.code, 0);

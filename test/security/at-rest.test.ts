@@ -1,38 +1,8 @@
 import assert from "node:assert/strict";
-import fs from "node:fs";
 import { test } from "node:test";
-import SQLite from "better-sqlite3";
-import { sql } from "kysely";
-import type { Context } from "../../src/main.ts";
-import { build, fixture, tenant } from "../helpers.ts";
+import { build, fixture, rawStorage, tenant } from "../helpers.ts";
 
 const API = "/api/v1/einvoice";
-
-/**
- * Everything the database holds, as stored: the SQLite files byte for byte (after a checkpoint, so
- * the main file holds the rows too), or, on PostgreSQL, every row of every table as text.
- */
-async function rawStorage(ctx: Context, dbFile: string | undefined): Promise<Buffer> {
-  if (dbFile) {
-    const raw = new SQLite(dbFile);
-    raw.pragma("wal_checkpoint(FULL)");
-    raw.close();
-    return Buffer.concat(
-      [dbFile, `${dbFile}-wal`].filter((f) => fs.existsSync(f)).map((f) => fs.readFileSync(f)),
-    );
-  }
-  const tables = await sql<{
-    name: string;
-  }>`select table_name as name from information_schema.tables where table_schema = current_schema()`.execute(
-    ctx.db,
-  );
-  const dumps: string[] = [];
-  for (const { name } of tables.rows) {
-    const rows = await sql<{ row: string }>`select t::text as row from ${sql.table(name)} t`.execute(ctx.db);
-    dumps.push(...rows.rows.map((r) => r.row));
-  }
-  return Buffer.from(dumps.join("\n"));
-}
 
 test("payment_terms_note and note are not stored in plaintext, yet read back decrypted", async (t) => {
   const { app, ctx, dbFile } = await build(t);

@@ -118,7 +118,8 @@ test("a worker killed mid-delivery loses its leases; another worker finishes eve
       ).n,
     );
 
-  const env = { ...settings, EINVOICE_DATABASE_URL: `sqlite:${gateway.dbFile}` };
+  // The gateway's own database (a file, or its PostgreSQL schema) and keys.
+  const env = { ...settings, EINVOICE_DATABASE_URL: gateway.databaseUrl, EINVOICE_DATA_DIR: gateway.dir };
   const first = spawnWorker(t, env);
   await eventually(async () => (await transmitted()) >= 30, 60_000, "the first worker's progress");
   first.kill("SIGKILL");
