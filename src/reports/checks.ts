@@ -1,5 +1,5 @@
 import type { Violation } from "../http/errors.ts";
-import { agrees, currencyDigits, round, show } from "../invoices/rules/money.ts";
+import { currencyDigits, disagreement } from "../invoices/rules/money.ts";
 import { CURRENCIES } from "../reference/currencies.ts";
 import { TAX_CATEGORIES } from "../reference/data.ts";
 import type { FiscalizationReport } from "./schema.ts";
@@ -59,15 +59,8 @@ export function checkReport(report: FiscalizationReport, invoice: ReportedInvoic
     actual: number,
     related: string[],
   ) => {
-    if (agrees(expected, actual, places)) return;
-    errors.push({
-      path,
-      rule,
-      message: `must equal ${formula} = ${show(round(expected, places))}, but is ${show(actual)}`,
-      expected: round(expected, places),
-      actual,
-      related,
-    });
+    const finding = disagreement({ path, rule, formula, expected, actual, places, related });
+    if (finding) errors.push(finding);
   };
   compare("vat_calculated", "report_vat", "base_amount × vat_rate / 100", (base * rate) / 100, vat, [
     "base_amount",

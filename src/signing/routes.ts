@@ -64,28 +64,25 @@ export function signingRoutes(deps: {
       },
     );
 
-    app.get(
-      "/api/v1/einvoice/:irn/qr.png",
-      {
-        schema: { params: IrnParams },
-        config: { handler: "invoice.qr_png", failureMessage: "Failed to fetch invoice" },
+    const renderings = {
+      png: { type: "image/png", render: (text: string) => QRCode.toBuffer(text, { ...RENDER, type: "png" }) },
+      svg: {
+        type: "image/svg+xml",
+        render: (text: string) => QRCode.toString(text, { ...RENDER, type: "svg" }),
       },
-      async (request, reply) => {
-        const text = await deps.invoices.qrCode(request.principal, request.params.irn);
-        return reply.type("image/png").send(await QRCode.toBuffer(text, { ...RENDER, type: "png" }));
-      },
-    );
-
-    app.get(
-      "/api/v1/einvoice/:irn/qr.svg",
-      {
-        schema: { params: IrnParams },
-        config: { handler: "invoice.qr_svg", failureMessage: "Failed to fetch invoice" },
-      },
-      async (request, reply) => {
-        const text = await deps.invoices.qrCode(request.principal, request.params.irn);
-        return reply.type("image/svg+xml").send(await QRCode.toString(text, { ...RENDER, type: "svg" }));
-      },
-    );
+    } as const;
+    for (const [format, { type, render }] of Object.entries(renderings)) {
+      app.get(
+        `/api/v1/einvoice/:irn/qr.${format}`,
+        {
+          schema: { params: IrnParams },
+          config: { handler: `invoice.qr_${format}`, failureMessage: "Failed to fetch invoice" },
+        },
+        async (request, reply) => {
+          const text = await deps.invoices.qrCode(request.principal, request.params.irn);
+          return reply.type(type).send(await render(text));
+        },
+      );
+    }
   };
 }

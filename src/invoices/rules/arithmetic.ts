@@ -1,6 +1,6 @@
 import type { Violation } from "../../http/errors.ts";
 import { TAX_CATEGORIES } from "../../reference/data.ts";
-import { agrees, currencyDigits, round, show } from "./money.ts";
+import { currencyDigits, disagreement, show } from "./money.ts";
 import { asArray, entries, isObject, num, type Rule } from "./types.ts";
 
 /** Tax categories whose reference percent is a number (STANDARD_VAT 7.5, ZERO_VAT 0.0, …). */
@@ -33,15 +33,9 @@ export const arithmetic: Rule = {
       related: string[],
     ) => {
       const actual = num(declared);
-      if (expected === undefined || actual === undefined || agrees(expected, actual, places)) return;
-      out.push({
-        path,
-        rule,
-        message: `must equal ${formula} = ${show(round(expected, places))}, but is ${show(actual)}`,
-        expected: round(expected, places),
-        actual,
-        related,
-      });
+      if (expected === undefined || actual === undefined) return;
+      const finding = disagreement({ path, rule, formula, expected, actual, places, related });
+      if (finding) out.push(finding);
     };
 
     const lines = entries(doc.invoice_line, "invoice_line");

@@ -1,3 +1,4 @@
+import type { Violation } from "../../http/errors.ts";
 import { CURRENCIES } from "../../reference/currencies.ts";
 
 const digits = new Map(CURRENCIES.map((c) => [c.code, c.decimal_digits]));
@@ -29,3 +30,26 @@ export function decimalPlaces(value: number): number {
 }
 
 export const show = (value: number) => String(round(value, 6));
+
+/** The finding when a declared amount is not the one `formula` gives; undefined when they agree. */
+export function disagreement(check: {
+  path: string;
+  rule: string;
+  formula: string;
+  expected: number;
+  actual: number;
+  places: number;
+  related: string[];
+}): Violation | undefined {
+  const { path, rule, formula, expected, actual, places, related } = check;
+  if (agrees(expected, actual, places)) return undefined;
+  const rounded = round(expected, places);
+  return {
+    path,
+    rule,
+    message: `must equal ${formula} = ${show(rounded)}, but is ${show(actual)}`,
+    expected: rounded,
+    actual,
+    related,
+  };
+}
