@@ -26,6 +26,10 @@ const Env = Type.Object({
   /** PostgreSQL: connections per process, and the limit of any one statement. */
   EINVOICE_DB_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 1000, default: 10 }),
   EINVOICE_DB_STATEMENT_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 3_600_000, default: 30_000 }),
+  /** Requests per minute per API key, per process (sandbox default: effectively unlimited). */
+  EINVOICE_RATE_LIMIT_PER_MIN: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000_000 })),
+  /** A request not answered by then is cut off. */
+  EINVOICE_REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 1000, maximum: 600_000, default: 30_000 }),
   /** `serve` forks this many API processes sharing one port (node:cluster). */
   EINVOICE_PROCESSES: Type.Integer({ minimum: 1, maximum: 256, default: 1 }),
   /** Where signed invoices are delivered: this service itself, or an upstream API of the same shape. */
@@ -62,6 +66,8 @@ export type Config = {
   signingKeys: string | undefined;
   dbPool: { size: number; statementTimeoutMs: number };
   processes: number;
+  rateLimitPerMin: number;
+  requestTimeoutMs: number;
   authority: { kind: "builtin" } | { kind: "http"; url: string; apiKey: string; apiSecret: string };
   outbox: {
     worker: boolean;
@@ -116,6 +122,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       statementTimeoutMs: parsed.EINVOICE_DB_STATEMENT_TIMEOUT_MS,
     },
     processes: parsed.EINVOICE_PROCESSES,
+    rateLimitPerMin:
+      parsed.EINVOICE_RATE_LIMIT_PER_MIN ?? (parsed.EINVOICE_MODE === "production" ? 6000 : 1_000_000),
+    requestTimeoutMs: parsed.EINVOICE_REQUEST_TIMEOUT_MS,
     authority: authorityOf(parsed),
     outbox: {
       worker: parsed.EINVOICE_WORKER === "on",

@@ -1,6 +1,7 @@
 import cluster from "node:cluster";
 import fs from "node:fs";
 import path from "node:path";
+import { sql } from "kysely";
 import pino from "pino";
 import { businessRepository } from "./businesses/repository.ts";
 import { businessService } from "./businesses/service.ts";
@@ -13,6 +14,7 @@ import { invoiceRoutes } from "./invoices/routes.ts";
 import { invoiceService } from "./invoices/service.ts";
 import { validateInvoice } from "./invoices/validation.ts";
 import { loadKeyring } from "./keys/keyring.ts";
+import { dataKeyRotation } from "./keys/rotation.ts";
 import { createSealer } from "./keys/sealer.ts";
 import { catalogRepository } from "./reference/catalog-repository.ts";
 import { referenceRoutes } from "./reference/routes.ts";
@@ -81,6 +83,7 @@ export async function createContext(config: Config) {
     sealer,
     businessExists: async (id) => (await businessesRepo.findById(id)) !== undefined,
   });
+  const dataKeys = dataKeyRotation({ db, sealer, invoices: invoicesRepo, webhooks: webhooksRepo });
   const reference = referenceService({ catalog });
   const invoices = invoiceService({
     db,
@@ -113,6 +116,7 @@ export async function createContext(config: Config) {
     transmission,
     webhooks,
     metrics,
+    dataKeys,
     close: () => db.destroy(),
   };
 }
@@ -133,6 +137,11 @@ export function createServer(ctx: Context, logger: Logger) {
   return buildApp({
     logger,
     authenticate: ctx.businesses.authenticate,
+    rateLimitPerMin: ctx.config.rateLimitPerMin,
+    requestTimeoutMs: ctx.config.requestTimeoutMs,
+    ready: async () => {
+      await sql`select 1`.execute(ctx.db);
+    },
     routes: [
       referenceRoutes({ reference: ctx.reference }),
       invoiceRoutes({ invoices: ctx.invoices }),

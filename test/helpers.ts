@@ -65,6 +65,8 @@ export async function freshDatabase(
   };
   const url = new URL(PG_URL);
   url.searchParams.set("options", `-c search_path=${schema}`);
+  // Names the test's connections, so a test can cut exactly them.
+  url.searchParams.set("application_name", schema);
   return { url: url.toString(), file: undefined, drop };
 }
 

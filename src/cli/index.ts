@@ -6,7 +6,7 @@ import { ConfigError, loadConfig } from "../config.ts";
 import { openDatabase } from "../db/database.ts";
 import { migrateToLatest } from "../db/migrations.ts";
 import { DomainError } from "../http/errors.ts";
-import { generatePrivateKey, rotateSandboxKey } from "../keys/keyring.ts";
+import { generatePrivateKey, rotateSandboxDataKey, rotateSandboxKey } from "../keys/keyring.ts";
 import { type Context, createContext, serve, work } from "../main.ts";
 import { jwkOf } from "../signing/signer.ts";
 import { verifyRecord } from "../signing/verify-record.ts";
@@ -257,6 +257,21 @@ for (const [name, kind, variable] of [
       });
     });
 }
+
+keys
+  .command("rotate-data-key")
+  .description(
+    "re-encrypt every sealed value under a new data key (sandbox: generated; production: the first of EINVOICE_DATA_KEYS)",
+  )
+  .action(async () => {
+    const config = loadConfig();
+    // In production the operator has already put the new key first in EINVOICE_DATA_KEYS.
+    const added = config.mode === "production" ? undefined : rotateSandboxDataKey(config.dataDir);
+    await withContext(async (ctx) => ({
+      ...(await ctx.dataKeys.resealAll()),
+      ...(added ? { generated: true } : {}),
+    }));
+  });
 
 function describe(kind: "signing" | "qr", pem: string) {
   return kind === "signing" ? { kind, kid: jwkOf(createPublicKey(pem)).kid } : { kind };

@@ -41,6 +41,9 @@ export function openDatabase(
       statement_timeout: options.dbPool.statementTimeoutMs,
       idle_in_transaction_session_timeout: options.dbPool.statementTimeoutMs * 2,
     });
+    // An idle connection the server drops (restart, failover) must not take the process down: the
+    // pool discards it and the next query connects afresh.
+    pool.on("error", () => {});
     db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   } else {
     if (database.file !== ":memory:") fs.mkdirSync(path.dirname(database.file), { recursive: true });
@@ -55,6 +58,39 @@ export function openDatabase(
     db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: sqlite }) });
   }
   return db;
+}
+
+// Connection refused or reset, the server shutting down or out of connections, a pool that could
+// not connect in time, a statement or lock wait over its time limit, SQLite's lock wait running
+// out: the client's request was fine, and a retry in a moment will likely succeed.
+const TRANSIENT_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ETIMEDOUT",
+  "EPIPE",
+  "57014",
+  "55P03",
+  "57P01",
+  "57P02",
+  "57P03",
+  "53300",
+  "08000",
+  "08001",
+  "08003",
+  "08004",
+  "08006",
+  "SQLITE_BUSY",
+  "SQLITE_LOCKED",
+]);
+
+/** A database failure that says nothing about the request: answer 503 and let the client retry. */
+export function isTransientDatabaseError(err: unknown): boolean {
+  const { code, message } = (err ?? {}) as { code?: unknown; message?: unknown };
+  if (typeof code === "string" && TRANSIENT_CODES.has(code)) return true;
+  return (
+    typeof message === "string" &&
+    /Connection terminated|timeout exceeded when trying to connect|connection timeout/i.test(message)
+  );
 }
 
 const defaultPool = { size: 10, statementTimeoutMs: 30_000 };

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import rateLimit from "@fastify/rate-limit";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyPluginAsync } from "fastify";
 import type { Principal } from "../businesses/service.ts";
@@ -25,12 +26,38 @@ export type AppDeps = {
   logger: FastifyBaseLogger;
   authenticate(apiKey: string | undefined, apiSecret: string | undefined): Promise<Principal | null>;
   routes: FastifyPluginAsync[];
+  /** Requests per minute per API key (per process). */
+  rateLimitPerMin: number;
+  requestTimeoutMs: number;
+  /** Resolves when the database answers; for the readiness probe. */
+  ready(): Promise<void>;
 };
 
 export const BODY_LIMIT = 1024 * 1024;
 
 const nulRefused = (details: string) =>
   new DomainError("bad_request", { message: "Invalid request", details });
+
+/** Far deeper than any invoice (about 5 levels), far shallower than what exhausts the parser's stack. */
+const MAX_JSON_DEPTH = 64;
+
+/** The deepest nesting of arrays and objects in JSON text, counted without parsing it. */
+export function jsonDepth(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92)
+        i++; // backslash: skip the escaped character
+      else if (c === 34) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 123 || c === 91) deepest = Math.max(deepest, ++depth);
+    else if (c === 125 || c === 93) depth--;
+  }
+  return deepest;
+}
 
 const header = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);
 
@@ -39,6 +66,7 @@ export async function buildApp(deps: AppDeps) {
     loggerInstance: deps.logger,
     bodyLimit: BODY_LIMIT,
     genReqId: () => randomUUID(),
+    requestTimeout: deps.requestTimeoutMs,
     routerOptions: { maxParamLength: 200, ignoreTrailingSlash: true },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
@@ -50,6 +78,16 @@ export async function buildApp(deps: AppDeps) {
   const parseJson = app.getDefaultJsonParser("error", "error");
   app.removeContentTypeParser("application/json");
   app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
+    if (jsonDepth(body as string) > MAX_JSON_DEPTH) {
+      done(
+        new DomainError("bad_request", {
+          message: "Invalid request",
+          details: `the request body nests deeper than ${MAX_JSON_DEPTH} levels`,
+        }),
+        undefined,
+      );
+      return;
+    }
     if ((body as string).includes("\\u0000")) {
       done(
         nulRefused("the request body contains a NUL character (\\u0000), which no field accepts"),
@@ -67,6 +105,23 @@ export async function buildApp(deps: AppDeps) {
   );
 
   app.decorateRequest("principal", null as unknown as Principal);
+
+  // Per credential (the API key; the address when there is none), before authentication, so a flood
+  // of bad requests is limited too. Each process counts its own: behind N processes the effective
+  // limit is N times this, which keeps the service stateless.
+  await app.register(rateLimit, {
+    global: true,
+    max: deps.rateLimitPerMin,
+    timeWindow: 60_000,
+    hook: "onRequest",
+    keyGenerator: (request) => header(request.headers["api-key"]) ?? request.ip,
+    errorResponseBuilder: (_request, context) =>
+      new DomainError("rate_limited", {
+        message: "Too many requests",
+        details: `more than ${context.max} requests in a minute with these credentials; retry after ${Math.ceil(context.ttl / 1000)} s`,
+        retryAfter: Math.max(1, Math.ceil(context.ttl / 1000)),
+      }),
+  });
 
   // Every endpoint of the spec, the health check included, answers 401 without valid credentials (the
   // spec lists a 401 for each); unknown routes answer 404 whatever the credentials; published keys
@@ -93,6 +148,20 @@ export async function buildApp(deps: AppDeps) {
   );
 
   app.get("/", { config: { handler: "health" } }, async () => health());
+  // For orchestrators, beside the spec's health check: liveness needs nothing, readiness the database.
+  app.get("/healthz", { config: { handler: "healthz", public: true } }, async () => ({ status: "ok" }));
+  app.get("/readyz", { config: { handler: "readyz", public: true } }, async () => {
+    try {
+      await deps.ready();
+    } catch {
+      throw new DomainError("unavailable", {
+        message: "Not ready",
+        details: "the database does not answer",
+        retryAfter: 2,
+      });
+    }
+    return { status: "ready" };
+  });
   for (const routes of deps.routes) await app.register(routes);
   return app;
 }

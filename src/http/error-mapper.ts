@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
+import { isTransientDatabaseError } from "../db/database.ts";
 import { DomainError, ERROR_STATUS, schemaViolations, summarize } from "./errors.ts";
 
 const UNAUTHORIZED_DETAILS =
@@ -92,6 +93,14 @@ export function fromFrameworkError(err: FastifyError, request: FastifyRequest): 
     return new DomainError("bad_request", {
       message: failureMessage,
       details: `the request body is not valid JSON: ${err.message}`,
+    });
+  }
+  if (isTransientDatabaseError(err)) {
+    return new DomainError("unavailable", {
+      message: "Service temporarily unavailable",
+      details:
+        "the database is unavailable for a moment; nothing was changed, retry after the indicated delay",
+      retryAfter: 2,
     });
   }
   const status = err.statusCode ?? 500;

@@ -70,6 +70,22 @@ export function invoiceRepository(db: Db) {
       return Number(result.numUpdatedRows) === 1;
     },
 
+    /** Sealed values not yet under `kid`, a page at a time (for data-key rotation). */
+    async sealedNotUnder(kid: string, limit: number, tx: Executor = db) {
+      return tx
+        .selectFrom("invoices")
+        .select(["irn", "sealed"])
+        .where("sealed", "is not", null)
+        .where("sealed", "not like", `v1.${kid}.%`)
+        .orderBy("irn")
+        .limit(limit)
+        .execute();
+    },
+
+    async setSealed(irn: string, sealed: string, tx: Executor = db): Promise<void> {
+      await tx.updateTable("invoices").set({ sealed }).where("irn", "=", irn).execute();
+    },
+
     /** One page of a business's hash chain, in order. */
     async chainPage(businessId: string, afterSeq: number, limit: number, tx: Executor = db) {
       return tx

@@ -110,6 +110,19 @@ export function rotateSandboxKey(dataDir: string, kind: "signing" | "qr"): strin
   return pem;
 }
 
+/** Sandbox data-key rotation: a new AES-256 key goes first; the old ones stay to read old rows. */
+export function rotateSandboxDataKey(dataDir: string): string {
+  const file = path.join(dataDir, "secrets.json");
+  const stored = sandboxSecrets(dataDir);
+  const taken = new Set((stored.data_keys ?? []).map((k) => k.kid));
+  let n = taken.size + 1;
+  while (taken.has(`k${n}`)) n++;
+  const kid = `k${n}`;
+  stored.data_keys = [{ kid, key: randomBytes(32).toString("base64") }, ...(stored.data_keys ?? [])];
+  writeSecrets(file, stored);
+  return kid;
+}
+
 export function parseDataKeys(text: string): DataKey[] {
   const keys = text.split(",").map((entry) => {
     const at = entry.indexOf(":");

@@ -2,6 +2,8 @@ import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
 import type { DataKey } from "./keyring.ts";
 
 export type Sealer = {
+  /** The key id new values are sealed under. */
+  currentKid: string;
   /** Encrypts `value` bound to `context` (e.g. the IRN), so a ciphertext moved to another row fails. */
   seal(value: string, context: string): string;
   open(sealed: string, context: string): string;
@@ -13,6 +15,7 @@ export function createSealer(dataKeys: DataKey[]): Sealer {
   if (!current) throw new Error("at least one data key is required");
   const byKid = new Map(dataKeys.map((k) => [k.kid, k.key]));
   return {
+    currentKid: current.kid,
     seal(value, context) {
       const iv = randomBytes(12);
       const cipher = createCipheriv("aes-256-gcm", current.key, iv);

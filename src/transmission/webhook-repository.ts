@@ -14,6 +14,12 @@ export function webhookRepository(db: Db) {
         )
         .execute();
     },
+    async all(tx: Executor = db): Promise<WebhookTable[]> {
+      return tx.selectFrom("webhooks").selectAll().execute();
+    },
+    async setSecret(businessId: string, secret: string, tx: Executor = db): Promise<void> {
+      await tx.updateTable("webhooks").set({ secret }).where("business_id", "=", businessId).execute();
+    },
     async find(businessId: string, tx: Executor = db): Promise<WebhookTable | undefined> {
       return tx.selectFrom("webhooks").selectAll().where("business_id", "=", businessId).executeTakeFirst();
     },
