@@ -24,6 +24,8 @@ test("business B's credential cannot read, transmit, update, report or sign for 
     { method: "GET" as const, url: `${API}/${id}/simple` },
     { method: "GET" as const, url: `${API}/lookup/${id}` },
     { method: "GET" as const, url: `${API}/transmit/${id}` },
+    { method: "GET" as const, url: `${API}/${id}/qr.png` },
+    { method: "GET" as const, url: `${API}/${id}/qr.svg` },
     { method: "PATCH" as const, url: `${API}/update/${id}`, payload: { payment_status: "PAID" } },
     {
       method: "POST" as const,
