@@ -23,6 +23,7 @@ import { reportRepository } from "./reports/repository.ts";
 import { reportRoutes } from "./reports/routes.ts";
 import { reportService } from "./reports/service.ts";
 import { auditService } from "./signing/audit.ts";
+import { auditLogRepository } from "./signing/audit-log.ts";
 import { qrCodec } from "./signing/qr.ts";
 import { qrService } from "./signing/qr-service.ts";
 import { signingRoutes } from "./signing/routes.ts";
@@ -64,7 +65,13 @@ export async function createContext(config: Config) {
   const invoicesRepo = invoiceRepository(db);
   const catalog = catalogRepository(db);
 
-  const businesses = businessService({ db, businesses: businessesRepo, pepper: keyring.pepper });
+  const auditLog = auditLogRepository(db);
+  const businesses = businessService({
+    db,
+    businesses: businessesRepo,
+    audit: auditLog,
+    pepper: keyring.pepper,
+  });
   const metrics = outboxMetrics();
   const webhooksRepo = webhookRepository(db);
   const transmission = transmissionService({
@@ -79,9 +86,11 @@ export async function createContext(config: Config) {
   });
   metrics.observe(transmission);
   const webhooks = webhookRegistrar({
+    db,
     webhooks: webhooksRepo,
     sealer,
     businessExists: async (id) => (await businessesRepo.findById(id)) !== undefined,
+    audit: auditLog,
   });
   const dataKeys = dataKeyRotation({ db, sealer, invoices: invoicesRepo, webhooks: webhooksRepo });
   const reference = referenceService({ catalog });
@@ -100,7 +109,13 @@ export async function createContext(config: Config) {
   const reports = reportService({ db, reports: reportRepository(db), invoices: invoicesRepo });
 
   const qrCodes = qrService({ qr, businesses: businessesRepo, invoices: invoicesRepo });
-  const audit = auditService({ businesses: businessesRepo, invoices: invoicesRepo, sealer, signer });
+  const audit = auditService({
+    businesses: businessesRepo,
+    invoices: invoicesRepo,
+    auditLog,
+    sealer,
+    signer,
+  });
 
   return {
     config,
@@ -170,8 +185,8 @@ export async function seedSandbox(
       : undefined;
     return credentials ? { created: false, credentials, file } : { created: false, file };
   }
-  const business = await ctx.businesses.add({ name: "Demo Trading Ltd", tin: "12345678-0001" });
-  const key = await ctx.businesses.createKey(business.business_id);
+  const business = await ctx.businesses.add({ name: "Demo Trading Ltd", tin: "12345678-0001" }, "sandbox");
+  const key = await ctx.businesses.createKey(business.business_id, "sandbox");
   const credentials = {
     business_id: business.business_id,
     service_id: business.service_id,

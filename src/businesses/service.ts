@@ -1,6 +1,7 @@
 import { createHmac, randomBytes, randomInt, randomUUID, timingSafeEqual } from "node:crypto";
 import type { Db } from "../db/database.ts";
 import { DomainError } from "../http/errors.ts";
+import type { AuditLogRepository } from "../signing/audit-log.ts";
 import type { BusinessRepository } from "./repository.ts";
 
 export const TIN_PATTERN = /^\d+-\d+$/;
@@ -9,6 +10,9 @@ const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{
 const SERVICE_ID_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
 
 export type Principal = { businessId: string; apiKey: string };
+
+/** How a credential appears in histories and the audit log: its key, never its secret. */
+export const actorOf = (principal: Principal) => `key:${principal.apiKey}`;
 
 export type NewBusiness = {
   name: string;
@@ -21,12 +25,17 @@ function invalid(details: string): DomainError {
   return new DomainError("bad_request", { message: "Invalid request", details });
 }
 
-export function businessService(deps: { db: Db; businesses: BusinessRepository; pepper: Buffer }) {
-  const { db, businesses, pepper } = deps;
+export function businessService(deps: {
+  db: Db;
+  businesses: BusinessRepository;
+  audit: Pick<AuditLogRepository, "append">;
+  pepper: Buffer;
+}) {
+  const { db, businesses, audit, pepper } = deps;
   const hashSecret = (secret: string) => createHmac("sha256", pepper).update(secret, "utf8").digest();
 
   return {
-    async add(input: NewBusiness) {
+    async add(input: NewBusiness, actor = "cli") {
       const name = input.name.trim();
       if (name === "") throw invalid("name must not be empty");
       if (!TIN_PATTERN.test(input.tin))
@@ -60,6 +69,17 @@ export function businessService(deps: { db: Db; businesses: BusinessRepository; 
           created_at: new Date().toISOString(),
         };
         await businesses.insert(row, tx);
+        await audit.append(
+          {
+            at: row.created_at,
+            actor,
+            action: "business.created",
+            business_id: row.id,
+            subject: row.id,
+            detail: { name, tin: input.tin, service_id: serviceId },
+          },
+          tx,
+        );
         return {
           business_id: row.id,
           service_id: row.service_id,
@@ -70,26 +90,43 @@ export function businessService(deps: { db: Db; businesses: BusinessRepository; 
       });
     },
 
-    async createKey(businessId: string) {
+    async createKey(businessId: string, actor = "cli") {
       if (!(await businesses.findById(businessId))) throw invalid(`business ${businessId} does not exist`);
       const apiKey = `ak_${randomBytes(16).toString("hex")}`;
       const apiSecret = `sk_${randomBytes(32).toString("base64url")}`;
       const createdAt = new Date().toISOString();
-      await businesses.insertKey({
-        api_key: apiKey,
-        business_id: businessId,
-        secret_hash: hashSecret(apiSecret).toString("hex"),
-        created_at: createdAt,
-        revoked_at: null,
+      await db.transaction().execute(async (tx) => {
+        await businesses.insertKey(
+          {
+            api_key: apiKey,
+            business_id: businessId,
+            secret_hash: hashSecret(apiSecret).toString("hex"),
+            created_at: createdAt,
+            revoked_at: null,
+          },
+          tx,
+        );
+        await audit.append(
+          { at: createdAt, actor, action: "key.created", business_id: businessId, subject: apiKey },
+          tx,
+        );
       });
       return { api_key: apiKey, api_secret: apiSecret, business_id: businessId, created_at: createdAt };
     },
 
-    async revokeKey(apiKey: string) {
+    async revokeKey(apiKey: string, actor = "cli") {
       const key = await businesses.findKey(apiKey);
       if (!key) throw invalid(`API key ${apiKey} does not exist`);
       const revokedAt = key.revoked_at ?? new Date().toISOString();
-      if (!key.revoked_at) await businesses.revokeKey(apiKey, revokedAt);
+      if (!key.revoked_at) {
+        await db.transaction().execute(async (tx) => {
+          await businesses.revokeKey(apiKey, revokedAt, tx);
+          await audit.append(
+            { at: revokedAt, actor, action: "key.revoked", business_id: key.business_id, subject: apiKey },
+            tx,
+          );
+        });
+      }
       return { api_key: apiKey, business_id: key.business_id, revoked_at: revokedAt };
     },
 

@@ -174,6 +174,26 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  "0004_audit": {
+    async up(db: Kysely<unknown>) {
+      await db.schema.alterTable("invoice_events").addColumn("actor", "text").execute();
+      await db.schema
+        .createTable("audit_log")
+        .addColumn("id", "integer", generatedId(db))
+        .addColumn("at", "text", (c) => c.notNull())
+        .addColumn("actor", "text", (c) => c.notNull())
+        .addColumn("action", "text", (c) => c.notNull())
+        .addColumn("business_id", "text")
+        .addColumn("subject", "text", (c) => c.notNull())
+        .addColumn("detail", "text", (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createIndex("audit_log_business")
+        .on("audit_log")
+        .columns(["business_id", "id"])
+        .execute();
+    },
+  },
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -57,6 +57,19 @@ export interface InvoiceEventTable {
   irn: string;
   at: string;
   type: string;
+  /** Who acted: `key:<api key>`, `outbox:<worker>`, `cli`, … (null only on rows older than 0004). */
+  actor: string | null;
+  detail: string;
+}
+
+/** Changes that are not about one invoice: businesses, credentials, webhooks, keys. */
+export interface AuditLogTable {
+  id: Generated<number>;
+  at: string;
+  actor: string;
+  action: string;
+  business_id: string | null;
+  subject: string;
   detail: string;
 }
 
@@ -123,6 +136,7 @@ export interface Database {
   products: ProductTable;
   services: ServiceTable;
   outbox_jobs: OutboxJobTable;
+  audit_log: AuditLogTable;
   webhooks: WebhookTable;
 }
 

@@ -1,7 +1,8 @@
 import type { Db, Executor } from "../db/database.ts";
 import type { InvoiceTable } from "../db/schema.ts";
 
-export type InvoiceEvent = { at: string; type: string; detail: Record<string, unknown> };
+/** One entry of an invoice's append-only history: what happened, when, and who did it. */
+export type InvoiceEvent = { at: string; type: string; actor: string; detail: Record<string, unknown> };
 
 /** SQLite and PostgreSQL report a primary-key clash differently; both mean "IRN already exists". */
 export function isUniqueViolation(err: unknown): boolean {
@@ -93,6 +94,8 @@ export function invoiceRepository(db: Db) {
         .select([
           "irn",
           "business_id",
+          "status",
+          "payment_status",
           "chain_seq",
           "previous_hash",
           "hash",
@@ -109,23 +112,42 @@ export function invoiceRepository(db: Db) {
         .execute();
     },
 
+    /** The histories of several invoices at once, each in order. */
+    async eventsFor(irns: readonly string[], tx: Executor = db) {
+      if (irns.length === 0) return [];
+      return tx
+        .selectFrom("invoice_events")
+        .select(["irn", "at", "type", "actor", "detail"])
+        .where("irn", "in", irns)
+        .orderBy("irn")
+        .orderBy("id")
+        .execute();
+    },
+
     async addEvent(irn: string, event: InvoiceEvent, tx: Executor = db): Promise<void> {
       await tx
         .insertInto("invoice_events")
-        .values({ irn, at: event.at, type: event.type, detail: JSON.stringify(event.detail) })
+        .values({
+          irn,
+          at: event.at,
+          type: event.type,
+          actor: event.actor,
+          detail: JSON.stringify(event.detail),
+        })
         .execute();
     },
 
     async events(irn: string, tx: Executor = db): Promise<InvoiceEvent[]> {
       const rows = await tx
         .selectFrom("invoice_events")
-        .select(["at", "type", "detail"])
+        .select(["at", "type", "actor", "detail"])
         .where("irn", "=", irn)
         .orderBy("id")
         .execute();
       return rows.map((r) => ({
         at: r.at,
         type: r.type,
+        actor: r.actor ?? "unknown",
         detail: JSON.parse(r.detail) as Record<string, unknown>,
       }));
     },

@@ -1,5 +1,5 @@
 import type { BusinessRepository } from "../businesses/repository.ts";
-import type { Principal } from "../businesses/service.ts";
+import { actorOf, type Principal } from "../businesses/service.ts";
 import type { Db } from "../db/database.ts";
 import type { Business, InvoiceTable } from "../db/schema.ts";
 import { DomainError, summarize, type Violation } from "../http/errors.ts";
@@ -140,14 +140,23 @@ export function invoiceService(deps: {
         await businesses.setChainHead(business.id, signature.hash, tx);
         await invoices.addEvent(
           row.irn,
-          { at: now, type: "signed", detail: { payment_status: row.payment_status } },
+          {
+            at: now,
+            type: "signed",
+            actor: actorOf(principal),
+            detail: { payment_status: row.payment_status },
+          },
           tx,
         );
         await transmission.notify(business.id, "invoice.signed", eventData(row), now, tx);
         let jobId: number | undefined;
         if (transmitting) {
           jobId = await transmission.enqueueDelivery(row.irn, business.id, now, tx);
-          await invoices.addEvent(row.irn, { at: now, type: "transmission_queued", detail: {} }, tx);
+          await invoices.addEvent(
+            row.irn,
+            { at: now, type: "transmission_queued", actor: actorOf(principal), detail: {} },
+            tx,
+          );
         }
         return { row, jobId };
       });
@@ -223,7 +232,11 @@ export function invoiceService(deps: {
         const id = await transmission.enqueueDelivery(irn, row.business_id, at, tx);
         if (row.status !== "TRANSMITTING") {
           await invoices.setStatus(irn, { status: "TRANSMITTING", updated_at: at }, tx);
-          await invoices.addEvent(irn, { at, type: "transmission_queued", detail: {} }, tx);
+          await invoices.addEvent(
+            irn,
+            { at, type: "transmission_queued", actor: actorOf(principal), detail: {} },
+            tx,
+          );
         }
         return id;
       });
@@ -324,6 +337,7 @@ export function invoiceService(deps: {
               {
                 at,
                 type: "payment_updated",
+                actor: actorOf(principal),
                 detail: { from: row.payment_status, to: change.payment_status, reference },
               },
               tx,

@@ -1,4 +1,4 @@
-import type { Principal } from "../businesses/service.ts";
+import { actorOf, type Principal } from "../businesses/service.ts";
 import type { Db } from "../db/database.ts";
 import { DomainError, summarize } from "../http/errors.ts";
 import type { InvoiceRepository } from "../invoices/repository.ts";
@@ -43,7 +43,12 @@ export function reportService(deps: {
         );
         await invoices.addEvent(
           report.irn,
-          { at, type: "fiscalization_reported", detail: { total_amount: report.total_amount } },
+          {
+            at,
+            type: "fiscalization_reported",
+            actor: actorOf(principal),
+            detail: { total_amount: report.total_amount },
+          },
           tx,
         );
       });

@@ -2,6 +2,7 @@ import type { BusinessRepository } from "../businesses/repository.ts";
 import type { InvoiceRepository } from "../invoices/repository.ts";
 import { openDocument } from "../invoices/stored-document.ts";
 import type { Sealer } from "../keys/sealer.ts";
+import type { AuditLogRepository } from "./audit-log.ts";
 import type { Signer } from "./signer.ts";
 
 export type Break = { business_id: string; irn: string | null; chain_seq: number | null; reason: string };
@@ -15,11 +16,41 @@ const PAGE = 1000;
  */
 export function auditService(deps: {
   businesses: Pick<BusinessRepository, "list" | "findById">;
-  invoices: Pick<InvoiceRepository, "chainPage">;
+  invoices: Pick<InvoiceRepository, "chainPage" | "eventsFor">;
+  auditLog: Pick<AuditLogRepository, "entries" | "keys">;
   sealer: Pick<Sealer, "open">;
   signer: Pick<Signer, "verify">;
 }) {
-  const { businesses, invoices, sealer, signer } = deps;
+  const { businesses, invoices, auditLog, sealer, signer } = deps;
+  /** Every credential's creation (and revocation) is in the audit log, each entry with its actor. */
+  async function credentialProblems(businessId?: string) {
+    const entries = await auditLog.entries(businessId);
+    const problems: { business_id: string; reason: string }[] = [];
+    for (const e of entries) {
+      if (!e.actor)
+        problems.push({
+          business_id: e.business_id ?? "",
+          reason: `audit entry ${e.action} of ${e.subject} has no actor`,
+        });
+    }
+    const logged = new Set(entries.map((e) => `${e.action} ${e.subject}`));
+    for (const key of await auditLog.keys(businessId)) {
+      if (!logged.has(`key.created ${key.api_key}`)) {
+        problems.push({
+          business_id: key.business_id,
+          reason: `API key ${key.api_key} exists but its creation is not in the audit log`,
+        });
+      }
+      if (key.revoked_at && !logged.has(`key.revoked ${key.api_key}`)) {
+        problems.push({
+          business_id: key.business_id,
+          reason: `API key ${key.api_key} is revoked but its revocation is not in the audit log`,
+        });
+      }
+    }
+    return problems;
+  }
+
   return {
     async verify(businessId?: string): Promise<{ checked: number; broken: Break[] }> {
       const targets = businessId
@@ -72,6 +103,18 @@ export function auditService(deps: {
             previous = row.hash;
             expectedSeq = (row.chain_seq ?? expectedSeq) + 1;
           }
+          const histories = new Map<
+            string,
+            { at: string; type: string; actor: string | null; detail: string }[]
+          >();
+          for (const event of await invoices.eventsFor(page.map((r) => r.irn))) {
+            histories.set(event.irn, [...(histories.get(event.irn) ?? []), event]);
+          }
+          for (const row of page) {
+            for (const reason of historyProblems(row, histories.get(row.irn) ?? [])) {
+              broken.push({ business_id: business.id, irn: row.irn, chain_seq: row.chain_seq, reason });
+            }
+          }
           if (page.length < PAGE) break;
         }
         if (business.chain_head !== previous || business.chain_length !== expectedSeq - 1) {
@@ -83,9 +126,49 @@ export function auditService(deps: {
           });
         }
       }
+      for (const reason of await credentialProblems(businessId)) {
+        broken.push({ business_id: reason.business_id, irn: null, chain_seq: null, reason: reason.reason });
+      }
       return { checked, broken };
     },
   };
 }
 
 export type AuditService = ReturnType<typeof auditService>;
+
+const TRANSMISSION_STATE: Record<string, string> = {
+  transmission_queued: "TRANSMITTING",
+  transmitted: "TRANSMITTED",
+  transmission_failed: "TRANSMISSION_FAILED",
+};
+
+/**
+ * An invoice's state must be what its history says: the history starts with its signing, runs
+ * forward in time, names an actor for every entry, and its last transmission and payment entries
+ * match the stored status and payment status.
+ */
+export function historyProblems(
+  row: { status: string; payment_status: string },
+  history: readonly { at: string; type: string; actor: string | null; detail: string }[],
+): string[] {
+  const problems: string[] = [];
+  if (history[0]?.type !== "signed") problems.push("the history does not start with the signing");
+  let status = "SIGNED";
+  let payment: string | undefined;
+  let previous = "";
+  for (const event of history) {
+    if (!event.actor) problems.push(`history entry ${event.type} at ${event.at} has no actor`);
+    if (event.at < previous)
+      problems.push(`history entry ${event.type} at ${event.at} is earlier than the one before`);
+    previous = event.at;
+    const detail = JSON.parse(event.detail) as { payment_status?: string; to?: string };
+    if (event.type === "signed") payment = detail.payment_status;
+    if (event.type === "payment_updated") payment = detail.to;
+    status = TRANSMISSION_STATE[event.type] ?? status;
+  }
+  if (status !== row.status) problems.push(`status is ${row.status} but the history says ${status}`);
+  if (payment !== undefined && payment !== row.payment_status) {
+    problems.push(`payment_status is ${row.payment_status} but the history says ${payment}`);
+  }
+  return problems;
+}

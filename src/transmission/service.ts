@@ -4,6 +4,7 @@ import type { OutboxJob } from "../db/schema.ts";
 import type { InvoiceRepository } from "../invoices/repository.ts";
 import { openDocument } from "../invoices/stored-document.ts";
 import type { Sealer } from "../keys/sealer.ts";
+import type { AuditLogRepository } from "../signing/audit-log.ts";
 import { type AuthorityConnector, DeliveryError } from "./authority.ts";
 import type { OutboxRepository } from "./outbox-repository.ts";
 import type { WebhookRepository } from "./webhook-repository.ts";
@@ -143,6 +144,7 @@ export function transmissionService(deps: {
           {
             at: receipt.at,
             type: "transmission_attempt",
+            actor: `outbox:${owner}`,
             detail: { attempt, outcome: "delivered", duration_ms: Date.now() - started },
           },
           tx,
@@ -152,6 +154,7 @@ export function transmissionService(deps: {
           {
             at: receipt.at,
             type: "transmitted",
+            actor: `outbox:${owner}`,
             detail: { authority: authority.name, reference: receipt.reference },
           },
           tx,
@@ -198,6 +201,7 @@ export function transmissionService(deps: {
           {
             at,
             type: "transmission_attempt",
+            actor: `outbox:${owner}`,
             detail: {
               attempt,
               outcome: permanent ? "rejected" : "error",
@@ -215,6 +219,7 @@ export function transmissionService(deps: {
           {
             at,
             type: "transmission_failed",
+            actor: `outbox:${owner}`,
             detail: { authority: authority.name, attempts: attempt, error },
           },
           tx,
@@ -365,12 +370,14 @@ export type TransmissionService = ReturnType<typeof transmissionService>;
 
 /** A webhook registration: the URL and a new signing secret, shown once. */
 export function webhookRegistrar(deps: {
+  db: Db;
   webhooks: WebhookRepository;
   sealer: Pick<Sealer, "seal">;
   businessExists: (id: string) => Promise<boolean>;
+  audit: Pick<AuditLogRepository, "append">;
 }) {
   return {
-    async set(businessId: string, url: string) {
+    async set(businessId: string, url: string, actor = "cli") {
       let parsed: URL;
       try {
         parsed = new URL(url);
@@ -381,11 +388,17 @@ export function webhookRegistrar(deps: {
         throw new Error("the webhook URL must be http or https");
       if (!(await deps.businessExists(businessId))) throw new Error(`business ${businessId} does not exist`);
       const secret = `whsec_${randomBytes(24).toString("base64url")}`;
-      await deps.webhooks.upsert({
-        business_id: businessId,
-        url: parsed.toString(),
-        secret: deps.sealer.seal(secret, businessId),
-        created_at: new Date().toISOString(),
+      const at = new Date().toISOString();
+      await deps.db.transaction().execute(async (tx) => {
+        const sealed = deps.sealer.seal(secret, businessId);
+        await deps.webhooks.upsert(
+          { business_id: businessId, url: parsed.toString(), secret: sealed, created_at: at },
+          tx,
+        );
+        await deps.audit.append(
+          { at, actor, action: "webhook.set", business_id: businessId, subject: parsed.toString() },
+          tx,
+        );
       });
       return {
         business_id: businessId,
