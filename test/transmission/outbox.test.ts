@@ -6,6 +6,7 @@ import { type TestContext, test } from "node:test";
 import type { Context } from "../../src/main.ts";
 import { freePort } from "../cli/run.ts";
 import { build, eventually, freshInvoice, type Json, tenant } from "../helpers.ts";
+import { faulty, proxy } from "./proxy.ts";
 
 const API = "/api/v1/einvoice";
 
@@ -121,68 +122,6 @@ test("authority down: 503 with Retry-After, attempts in lookup, then TRANSMITTED
   assert.equal((history as { type: string }[]).filter((e) => e.type === "signed").length, 1);
 });
 
-/**
- * A proxy that fails 30% of requests: 10% answered 502 without forwarding, 10% held until the
- * caller gives up, 10% forwarded and then dropped after the upstream accepted.
- */
-async function faultyProxy(t: TestContext, port: number, target: number, seed = 42) {
-  let state = seed;
-  const random = () => {
-    state = (state * 1103515245 + 12345) % 2147483648;
-    return state / 2147483648;
-  };
-  const accepted = new Map<string, number>();
-  const stats = { errors: 0, held: 0, dropped: 0, passed: 0 };
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => {
-      const roll = random();
-      if (roll < 0.1) {
-        stats.errors += 1;
-        res.writeHead(502, { "content-type": "text/html" }).end("<h1>Bad gateway</h1>");
-        return;
-      }
-      if (roll < 0.2) {
-        stats.held += 1;
-        setTimeout(() => res.destroy(), 2000);
-        return;
-      }
-      const body = Buffer.concat(chunks);
-      const upstream = http.request(
-        { host: "127.0.0.1", port: target, path: req.url, method: req.method, headers: req.headers },
-        (up) => {
-          const parts: Buffer[] = [];
-          up.on("data", (c: Buffer) => parts.push(c));
-          up.on("end", () => {
-            const answer = Buffer.concat(parts);
-            if (req.method === "POST" && req.url?.endsWith("/sign-transmit") && up.statusCode === 200) {
-              const irn = String(req.headers["idempotency-key"]);
-              accepted.set(irn, (accepted.get(irn) ?? 0) + 1);
-            }
-            if (roll < 0.3) {
-              stats.dropped += 1;
-              res.destroy();
-              return;
-            }
-            stats.passed += 1;
-            res.writeHead(up.statusCode ?? 502, up.headers).end(answer);
-          });
-        },
-      );
-      upstream.on("error", () => res.destroy());
-      upstream.end(body);
-    });
-  });
-  server.listen(port, "127.0.0.1");
-  await new Promise((resolve) => server.once("listening", resolve));
-  t.after(() => {
-    server.closeAllConnections();
-    return new Promise<void>((resolve) => server.close(() => resolve()));
-  });
-  return { accepted, stats };
-}
-
 test("through a proxy failing 30% of requests, 1,000 sign-transmits all end TRANSMITTED, each fiscalized once", {
   timeout: 240_000,
 }, async (t) => {
@@ -193,7 +132,7 @@ test("through a proxy failing 30% of requests, 1,000 sign-transmits all end TRAN
     () => `http://127.0.0.1:${proxyPort}`,
   );
   await authority.app.listen({ port: authorityPort, host: "127.0.0.1" });
-  const proxy = await faultyProxy(t, proxyPort, authorityPort);
+  const proxied = await proxy(t, proxyPort, authorityPort, faulty());
   gateway.startWorker(16);
 
   const total = 1000;
@@ -228,8 +167,8 @@ test("through a proxy failing 30% of requests, 1,000 sign-transmits all end TRAN
   );
   assert.deepEqual(await statusCounts(gateway.ctx), { TRANSMITTED: total });
   assert.ok(
-    proxy.stats.errors > 0 && proxy.stats.held > 0 && proxy.stats.dropped > 0,
-    JSON.stringify(proxy.stats),
+    proxied.stats.errors > 0 && proxied.stats.held > 0 && proxied.stats.dropped > 0,
+    JSON.stringify(proxied.stats),
   );
 
   // The authority holds exactly these 1,000 invoices, each once, each transmitted.
@@ -242,7 +181,7 @@ test("through a proxy failing 30% of requests, 1,000 sign-transmits all end TRAN
   assert.deepEqual(new Set(held.map((r) => r.irn)), new Set(invoices.map((i) => String(i.irn))));
   // No invoice was accepted by the authority twice: repeats met `IRN already exists.` and reconciled.
   assert.deepEqual(
-    [...proxy.accepted.values()].filter((n) => n > 1),
+    [...proxied.accepted.values()].filter((n) => n > 1),
     [],
   );
   const stats = await gateway.ctx.transmission.stats();

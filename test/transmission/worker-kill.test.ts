@@ -1,48 +1,12 @@
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
-import http from "node:http";
 import { type TestContext, test } from "node:test";
 import { cleanEnv, freePort } from "../cli/run.ts";
 import { build, eventually, freshInvoice, REPO_ROOT, tenant } from "../helpers.ts";
+import { proxy, slow } from "./proxy.ts";
 
 const API = "/api/v1/einvoice";
-
-/** Forwards to the authority after a pause, so deliveries are in flight when a worker dies. */
-async function slowProxy(t: TestContext, port: number, target: number, delayMs: number) {
-  const accepted = new Map<string, number>();
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => {
-      setTimeout(() => {
-        const upstream = http.request(
-          { host: "127.0.0.1", port: target, path: req.url, method: req.method, headers: req.headers },
-          (up) => {
-            const parts: Buffer[] = [];
-            up.on("data", (c: Buffer) => parts.push(c));
-            up.on("end", () => {
-              if (req.method === "POST" && req.url?.endsWith("/sign-transmit") && up.statusCode === 200) {
-                const irn = String(req.headers["idempotency-key"]);
-                accepted.set(irn, (accepted.get(irn) ?? 0) + 1);
-              }
-              if (!res.destroyed) res.writeHead(up.statusCode ?? 502, up.headers).end(Buffer.concat(parts));
-            });
-          },
-        );
-        upstream.on("error", () => res.destroy());
-        upstream.end(Buffer.concat(chunks));
-      }, delayMs);
-    });
-  });
-  server.listen(port, "127.0.0.1");
-  await once(server, "listening");
-  t.after(() => {
-    server.closeAllConnections();
-    return new Promise<void>((resolve) => server.close(() => resolve()));
-  });
-  return { accepted };
-}
 
 function spawnWorker(t: TestContext, env: Record<string, string>): ChildProcess {
   const child = spawn(process.execPath, ["bin/einvoice.js", "worker"], {
@@ -63,7 +27,7 @@ test("a worker killed mid-delivery loses its leases; another worker finishes eve
   const authorityPort = await freePort();
   await authority.app.listen({ port: authorityPort, host: "127.0.0.1" });
   const proxyPort = await freePort();
-  const proxy = await slowProxy(t, proxyPort, authorityPort, 150);
+  const proxied = await proxy(t, proxyPort, authorityPort, slow(150));
   const upstream = await tenant(authority.ctx);
   const settings = {
     EINVOICE_AUTHORITY: "http",
@@ -149,7 +113,7 @@ test("a worker killed mid-delivery loses its leases; another worker finishes eve
   assert.equal(atAuthority.length, total);
   assert.deepEqual(new Set(atAuthority.map((r) => r.status)), new Set(["TRANSMITTED"]));
   assert.deepEqual(
-    [...proxy.accepted.values()].filter((n) => n > 1),
+    [...proxied.accepted.values()].filter((n) => n > 1),
     [],
     "no invoice was accepted twice",
   );
