@@ -1,17 +1,10 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { test } from "node:test";
+import type { Violation } from "../../src/http/errors.ts";
 import { build, fixture, HS_CSV, ISO_TIMESTAMP, type Json, tenant } from "../helpers.ts";
 
 const API = "/api/v1/einvoice";
-type Violation = {
-  path: string;
-  rule: string;
-  message: string;
-  expected?: unknown;
-  actual?: unknown;
-  related?: string[];
-};
 
 function expectInvalid(res: { statusCode: number; json(): Json }) {
   assert.equal(res.statusCode, 400);
