@@ -38,6 +38,18 @@ export const BODY_LIMIT = 1024 * 1024;
 const nulRefused = (details: string) =>
   new DomainError("bad_request", { message: "Invalid request", details });
 
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** True when any string or key in a parsed JSON value holds an unpaired surrogate. */
+function hasLoneSurrogate(value: unknown): boolean {
+  if (typeof value === "string") return LONE_SURROGATE.test(value);
+  if (Array.isArray(value)) return value.some(hasLoneSurrogate);
+  if (typeof value === "object" && value !== null) {
+    return Object.entries(value).some(([k, v]) => LONE_SURROGATE.test(k) || hasLoneSurrogate(v));
+  }
+  return false;
+}
+
 /** Far deeper than any invoice (about 5 levels), far shallower than what exhausts the parser's stack. */
 const MAX_JSON_DEPTH = 64;
 
@@ -68,6 +80,19 @@ export async function buildApp(deps: AppDeps) {
     genReqId: () => randomUUID(),
     requestTimeout: deps.requestTimeoutMs,
     routerOptions: { maxParamLength: 200, ignoreTrailingSlash: true },
+    // Failures the router meets before any route runs get the same envelope as every other error.
+    frameworkErrors: (error, _request, reply) =>
+      sendError(
+        reply,
+        new DomainError("bad_request", {
+          message: "Invalid request",
+          details:
+            error.code === "FST_ERR_MAX_PARAM_LENGTH"
+              ? "a path parameter is longer than 200 characters"
+              : "the URL is not valid: a percent-encoding is broken or encodes invalid UTF-8",
+        }),
+        "router",
+      ),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   // Every body of this API is JSON; anything else is a 415, not a string the schema then rejects.
@@ -95,7 +120,22 @@ export async function buildApp(deps: AppDeps) {
       );
       return;
     }
-    parseJson(request, body as string, done);
+    parseJson(request, body as string, (err, parsed) => {
+      // An escaped lone surrogate (`\ud800`) parses into a string that is not Unicode text: no
+      // field can store, sign or canonicalize it, so it is refused here with a reason.
+      if (!err && /\\u[dD][89a-fA-F]/.test(body as string) && hasLoneSurrogate(parsed)) {
+        done(
+          new DomainError("bad_request", {
+            message: "Invalid request",
+            details:
+              "the request body contains a lone UTF-16 surrogate (an unpaired \\ud800-\\udfff escape); text must be valid Unicode",
+          }),
+          undefined,
+        );
+        return;
+      }
+      done(err, parsed);
+    });
   });
 
   const bodyAjv = createAjv("body");

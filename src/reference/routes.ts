@@ -7,7 +7,8 @@ import type { ReferenceService } from "./service.ts";
 const PREFIX = "/api/v1/einvoice/resources";
 
 const Paging = {
-  start: Type.Integer({ minimum: 0, default: 0, description: "pagination offset" }),
+  // Far past the largest catalog, well inside every engine's integer range.
+  start: Type.Integer({ minimum: 0, maximum: 1_000_000_000, default: 0, description: "pagination offset" }),
   length: Type.Integer({ minimum: 1, maximum: 1000, default: 10, description: "page size, at most 1000" }),
   description: Type.Optional(Type.String({ maxLength: 200 })),
   search: Type.Optional(

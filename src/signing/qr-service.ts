@@ -3,7 +3,7 @@ import type { BusinessRepository } from "../businesses/repository.ts";
 import { DomainError } from "../http/errors.ts";
 import type { InvoiceRepository } from "../invoices/repository.ts";
 import { parseIrn } from "./irn.ts";
-import { encryptQr, isPngDataUrl, type QrCodec, readQrImage } from "./qr.ts";
+import { encryptQr, ImageTooLarge, isPngDataUrl, PayloadTooLarge, type QrCodec, readQrImage } from "./qr.ts";
 
 function invalid(details: string): DomainError {
   return new DomainError("bad_request", {
@@ -40,10 +40,15 @@ export function qrService(deps: {
         );
       }
       if (key.asymmetricKeyType !== "rsa") throw createFailed("public_key must be an RSA public key");
-      return encryptQr(key, {
-        irn: `${input.irn}.${Math.floor(Date.now() / 1000)}`,
-        certificate: input.certificate,
-      });
+      try {
+        return encryptQr(key, {
+          irn: `${input.irn}.${Math.floor(Date.now() / 1000)}`,
+          certificate: input.certificate,
+        });
+      } catch (err) {
+        if (err instanceof PayloadTooLarge) throw createFailed(`${err.message}: shorten the certificate`);
+        throw err;
+      }
     },
 
     /**
@@ -56,7 +61,9 @@ export function qrService(deps: {
         let read: string | null;
         try {
           read = readQrImage(text);
-        } catch {
+        } catch (err) {
+          if (err instanceof ImageTooLarge)
+            throw invalid(`the image is too large for a QR code (${err.message})`);
           throw invalid("the image is not a readable PNG");
         }
         if (read === null) throw invalid("no QR code was found in the PNG image");

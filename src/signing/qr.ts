@@ -15,8 +15,17 @@ export type QrPayload = { irn: string; certificate: string };
 /** The QR text for `payload` under an RSA public key (PKCS#1 v1.5 encryption, then base64). */
 export function encryptQr(publicKey: KeyObject | string, payload: QrPayload): string {
   const plain = Buffer.from(JSON.stringify(payload), "utf8");
-  return publicEncrypt({ key: publicKey, padding: constants.RSA_PKCS1_PADDING }, plain).toString("base64");
+  const key = typeof publicKey === "string" ? createPublicKey(publicKey) : publicKey;
+  // PKCS#1 v1.5 carries at most the key's size less 11 bytes.
+  const room = (key.asymmetricKeyDetails?.modulusLength ?? 2048) / 8 - 11;
+  if (plain.length > room)
+    throw new PayloadTooLarge(
+      `the QR payload is ${plain.length} bytes; an RSA key of this size carries at most ${room}`,
+    );
+  return publicEncrypt({ key, padding: constants.RSA_PKCS1_PADDING }, plain).toString("base64");
 }
+
+export class PayloadTooLarge extends Error {}
 
 export type QrCodec = ReturnType<typeof qrCodec>;
 
@@ -86,8 +95,21 @@ export function isPngDataUrl(code: string): boolean {
 }
 
 /** Reads the text of a QR code from a PNG data URL; null when the image holds no readable code. */
+/** A QR code needs no more: 2,000 × 2,000 pixels is 50 modules a side at 40 pixels each. */
+const MAX_QR_PIXELS = 4_000_000;
+
+export class ImageTooLarge extends Error {}
+
 export function readQrImage(dataUrl: string): string | null {
-  const png = PNG.sync.read(Buffer.from(dataUrl.replace(PNG_DATA_URL, ""), "base64"));
+  const bytes = Buffer.from(dataUrl.replace(PNG_DATA_URL, ""), "base64");
+  // The size is read from the header before anything is decoded: a few kilobytes of PNG can
+  // inflate to gigabytes of pixels, and decoding them would stall every other request.
+  if (bytes.length >= 24 && bytes.toString("latin1", 12, 16) === "IHDR") {
+    const width = bytes.readUInt32BE(16);
+    const height = bytes.readUInt32BE(20);
+    if (width * height > MAX_QR_PIXELS) throw new ImageTooLarge(`${width} × ${height} pixels`);
+  }
+  const png = PNG.sync.read(bytes);
   // jsqr is CommonJS whose types declare an ES default export; `.default` is right for both.
   const found = jsQRModule.default(
     new Uint8ClampedArray(png.data.buffer, png.data.byteOffset, png.data.length),
