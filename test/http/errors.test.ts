@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { LightMyRequestResponse } from "fastify";
-import { build, ISO_TIMESTAMP, type Json, tenant } from "../helpers.ts";
+import { build, fixture, ISO_TIMESTAMP, type Json, tenant } from "../helpers.ts";
 
 const API = "/api/v1/einvoice";
 
@@ -203,4 +203,52 @@ test("a NUL character in a body, a path or a query is a 400 envelope on every en
     const body = errorEnvelope(res, 400);
     assert.match(details(body), /NUL/, req.url);
   }
+});
+
+test("inputs the fuzzer found: each answers a 4xx envelope, quickly", async (t) => {
+  const { app, ctx } = await build(t);
+  const who = await tenant(ctx);
+  const invoice = { ...fixture("invoice-minimal", who), note: "\ud800" };
+  const lone = await app.inject({
+    method: "POST",
+    url: `${API}/sign`,
+    headers: { ...who.headers, "content-type": "application/json" },
+    // JSON.stringify writes the lone surrogate as the escape `\ud800`.
+    payload: JSON.stringify(invoice),
+  });
+  assert.match(details(errorEnvelope(lone, 400)), /surrogate/);
+  for (const url of [`${API}/%zz`, `${API}/lookup/%E0%A4%A`, `${API}/${"A".repeat(201)}`]) {
+    const res = await app.inject({ url, headers: who.headers });
+    errorEnvelope(res, 400);
+  }
+  const offset = await app.inject({ url: `${API}/resources/products?start=1e19`, headers: who.headers });
+  assert.match(details(errorEnvelope(offset, 400)), /start/);
+  const business = await ctx.businesses.find(who.business_id);
+  const created = await app.inject({
+    method: "POST",
+    url: `${API}/qr-code/create`,
+    headers: who.headers,
+    payload: {
+      public_key: Buffer.from(ctx.qr.publicKeyPem).toString("base64"),
+      certificate: `${business?.certificate}${"c".repeat(300)}`,
+      irn: `INV1-${who.service_id}-20261115`,
+    },
+  });
+  assert.match(details(errorEnvelope(created, 400)), /at most 245/);
+  // A 1-bit PNG header claiming 16,000 × 16,000 pixels is refused before any decoding.
+  const header = Buffer.alloc(33);
+  Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]).copy(header, 0);
+  header.writeUInt32BE(13, 8);
+  header.write("IHDR", 12, "latin1");
+  header.writeUInt32BE(16000, 16);
+  header.writeUInt32BE(16000, 20);
+  const started = Date.now();
+  const bomb = await app.inject({
+    method: "POST",
+    url: `${API}/qr-code/validate`,
+    headers: who.headers,
+    payload: { code: `data:image/png;base64,${header.toString("base64")}` },
+  });
+  assert.match(details(errorEnvelope(bomb, 400)), /too large/);
+  assert.ok(Date.now() - started < 1000);
 });
