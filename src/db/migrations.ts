@@ -198,6 +198,9 @@ const migrations: Record<string, Migration> = {
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
 
+/** Every migration this version knows, in order. */
+export const MIGRATIONS: readonly string[] = Object.keys(migrations).sort();
+
 // Migrations describe tables that do not exist yet, so they see the database untyped.
 export async function migrator(db: Kysely<Database>): Promise<Migrator> {
   const untyped = db as unknown as Kysely<unknown>;
