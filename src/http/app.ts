@@ -50,6 +50,14 @@ function hasLoneSurrogate(value: unknown): boolean {
   return false;
 }
 
+/** True when any number in a parsed JSON value is infinite. */
+function hasNonFinite(value: unknown): boolean {
+  if (typeof value === "number") return !Number.isFinite(value);
+  if (Array.isArray(value)) return value.some(hasNonFinite);
+  if (typeof value === "object" && value !== null) return Object.values(value).some(hasNonFinite);
+  return false;
+}
+
 /** Far deeper than any invoice (about 5 levels), far shallower than what exhausts the parser's stack. */
 const MAX_JSON_DEPTH = 64;
 
@@ -129,6 +137,17 @@ export async function buildApp(deps: AppDeps) {
             message: "Invalid request",
             details:
               "the request body contains a lone UTF-16 surrogate (an unpaired \\ud800-\\udfff escape); text must be valid Unicode",
+          }),
+          undefined,
+        );
+        return;
+      }
+      // A number literal beyond the double range parses to Infinity, which no JSON can carry back.
+      if (!err && /\d{309}|[eE]\+?\d{3}/.test(body as string) && hasNonFinite(parsed)) {
+        done(
+          new DomainError("bad_request", {
+            message: "Invalid request",
+            details: "the request body contains a number too large to represent (beyond ±1.8e308)",
           }),
           undefined,
         );

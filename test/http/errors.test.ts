@@ -217,6 +217,13 @@ test("inputs the fuzzer found: each answers a 4xx envelope, quickly", async (t) 
     payload: JSON.stringify(invoice),
   });
   assert.match(details(errorEnvelope(lone, 400)), /surrogate/);
+  const infinite = await app.inject({
+    method: "POST",
+    url: `${API}/sign`,
+    headers: { ...who.headers, "content-type": "application/json" },
+    payload: JSON.stringify(fixture("invoice-minimal", who)).replace("{", `{"": 1${"0".repeat(309)},`),
+  });
+  assert.match(details(errorEnvelope(infinite, 400)), /too large to represent/);
   for (const url of [`${API}/%zz`, `${API}/lookup/%E0%A4%A`, `${API}/${"A".repeat(201)}`]) {
     const res = await app.inject({ url, headers: who.headers });
     errorEnvelope(res, 400);
