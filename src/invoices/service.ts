@@ -378,9 +378,6 @@ export function invoiceService(deps: {
       if (await invoices.exists(input.irn)) throw fail(`IRN '${input.irn}' is already registered`);
       return { ok: true as const };
     },
-
-    /** For other domains (reports): the invoice, if it belongs to the caller. */
-    find: (principal: Principal, irn: string) => invoices.find(irn, principal.businessId),
   };
 }
 
