@@ -120,7 +120,7 @@ export function invoiceService(deps: {
   async function register(principal: Principal, body: unknown, transmitting: boolean) {
     const { document, business, warnings } = await check(principal, body);
     try {
-      const row = await db.transaction().execute(async (tx) => {
+      const registered = await db.transaction().execute(async (tx) => {
         const head = await businesses.advanceChain(business.id, tx);
         const now = new Date().toISOString();
         const signature = signer.sign({
@@ -160,7 +160,7 @@ export function invoiceService(deps: {
         }
         return { row, jobId };
       });
-      return { ...row, document, warnings };
+      return { ...registered, document, warnings };
     } catch (err) {
       if (isUniqueViolation(err)) {
         throw new DomainError("irn_exists", {
