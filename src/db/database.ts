@@ -8,6 +8,7 @@ import {
   Kysely,
   PostgresAdapter,
   PostgresDialect,
+  type SqliteDatabase,
   SqliteDialect,
   SqliteDriver,
   type Transaction,
@@ -55,9 +56,35 @@ export function openDatabase(
     sqlite.pragma("synchronous = FULL");
     sqlite.pragma("busy_timeout = 5000");
     sqlite.pragma("foreign_keys = ON");
-    db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: sqlite }) });
+    db = new Kysely<Database>({
+      dialect: new ImmediateSqliteDialect({ database: cachingStatements(sqlite) }),
+    });
   }
   return db;
+}
+
+/**
+ * Kysely's SQLite driver prepares every statement it runs; preparing costs more than running the
+ * small statements of this service, and the same few texts repeat on every request. Statements are
+ * kept by their text (bounded: the texts come from the code, but IN lists vary in length). A cached
+ * statement is only ever run to completion (`all`/`run`), never left mid-iteration, so sharing it
+ * is safe; one that is busy anyway is prepared afresh.
+ */
+function cachingStatements(sqlite: SQLite.Database, limit = 500): SqliteDatabase {
+  const statements = new Map<string, SQLite.Statement>();
+  return {
+    prepare(sql: string) {
+      const cached = statements.get(sql);
+      if (cached && !cached.busy) return cached;
+      const statement = sqlite.prepare(sql);
+      if (!cached) {
+        if (statements.size >= limit) statements.delete(statements.keys().next().value as string);
+        statements.set(sql, statement);
+      }
+      return statement;
+    },
+    close: () => sqlite.close(),
+  };
 }
 
 // Connection refused or reset, the server shutting down or out of connections, a pool that could

@@ -1,6 +1,7 @@
 import type { BusinessRepository } from "../businesses/repository.ts";
 import { actorOf, type Principal } from "../businesses/service.ts";
 import type { Db } from "../db/database.ts";
+import type { GroupCommit } from "../db/group-commit.ts";
 import type { Business, InvoiceTable } from "../db/schema.ts";
 import { DomainError, summarize, type Violation } from "../http/errors.ts";
 import type { Sealer } from "../keys/sealer.ts";
@@ -51,6 +52,8 @@ function notFound(irn: string): DomainError {
 
 export function invoiceService(deps: {
   db: Db;
+  /** Where signs commit: several to a transaction under load (see group-commit.ts). */
+  commit: GroupCommit;
   invoices: InvoiceRepository;
   businesses: Pick<BusinessRepository, "findById" | "advanceChain" | "setChainHead">;
   sealer: Sealer;
@@ -61,8 +64,19 @@ export function invoiceService(deps: {
   transmission: Pick<TransmissionService, "enqueueDelivery" | "deliverNow" | "notify">;
   transmitWaitMs: number;
 }) {
-  const { db, invoices, businesses, sealer, qr, signer, validate, catalog, transmission, transmitWaitMs } =
-    deps;
+  const {
+    db,
+    commit,
+    invoices,
+    businesses,
+    sealer,
+    qr,
+    signer,
+    validate,
+    catalog,
+    transmission,
+    transmitWaitMs,
+  } = deps;
 
   /** Validates a submitted document for the caller; returns it typed, with any warnings. */
   async function check(principal: Principal, body: unknown) {
@@ -120,7 +134,7 @@ export function invoiceService(deps: {
   async function register(principal: Principal, body: unknown, transmitting: boolean) {
     const { document, business, warnings } = await check(principal, body);
     try {
-      const registered = await db.transaction().execute(async (tx) => {
+      const registered = await commit.transaction(async (tx) => {
         const head = await businesses.advanceChain(business.id, tx);
         const now = new Date().toISOString();
         const signature = signer.sign({

@@ -112,7 +112,6 @@ export function catalogRepository(db: Db) {
 
     /** Which of `codes` the product catalog holds; undefined when no catalog has been imported. */
     async knownProducts(codes: readonly string[], tx: Executor = db): Promise<Set<string> | undefined> {
-      if (!(await tx.selectFrom("products").select("hscode").limit(1).executeTakeFirst())) return undefined;
       const unique = [...new Set(codes)];
       const known = new Set<string>();
       for (let i = 0; i < unique.length; i += 500) {
@@ -123,7 +122,10 @@ export function catalogRepository(db: Db) {
           .execute();
         for (const row of rows) known.add(row.hscode);
       }
-      return known;
+      // Only when nothing matched can the catalog be empty; a valid invoice costs one read, not two.
+      if (known.size > 0) return known;
+      const any = await tx.selectFrom("products").select("hscode").limit(1).executeTakeFirst();
+      return any ? known : undefined;
     },
 
     /** Replaces a whole catalog in one transaction: readers see the old one or the new one, never a mix. */
