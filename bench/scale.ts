@@ -20,6 +20,8 @@ const { values: args } = parseArgs({
     engine: { type: "string", default: "sqlite" },
     steps: { type: "string", default: "1000,100000,1000000" },
     duration: { type: "string", default: "5" },
+    // Leaves the loaded database in place (its URL is printed) for further measurements.
+    keep: { type: "boolean", default: false },
   },
 });
 const steps = args.steps.split(",").map(Number);
@@ -167,5 +169,6 @@ try {
 } finally {
   await stop([server]);
   await ctx.close();
-  await database.drop();
+  if (args.keep) console.log(`kept: EINVOICE_DATABASE_URL=${database.url} EINVOICE_DATA_DIR=${database.dir}`);
+  else await database.drop();
 }

@@ -26,6 +26,8 @@ const Env = Type.Object({
   /** PostgreSQL: connections per process, and the limit of any one statement. */
   EINVOICE_DB_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 1000, default: 10 }),
   EINVOICE_DB_STATEMENT_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 3_600_000, default: 30_000 }),
+  /** SQLite: the most memory each connection's page cache may grow to (it grows with use). */
+  EINVOICE_SQLITE_CACHE_MB: Type.Integer({ minimum: 2, maximum: 65_536, default: 256 }),
   /** Requests per minute per API key, per process (sandbox default: effectively unlimited). */
   EINVOICE_RATE_LIMIT_PER_MIN: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000_000 })),
   /** A request not answered by then is cut off. */
@@ -64,7 +66,7 @@ export type Config = {
   dataKeys: string | undefined;
   qrKeys: string | undefined;
   signingKeys: string | undefined;
-  dbPool: { size: number; statementTimeoutMs: number };
+  dbPool: { size: number; statementTimeoutMs: number; sqliteCacheMb: number };
   processes: number;
   rateLimitPerMin: number;
   requestTimeoutMs: number;
@@ -120,6 +122,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     dbPool: {
       size: parsed.EINVOICE_DB_POOL_SIZE,
       statementTimeoutMs: parsed.EINVOICE_DB_STATEMENT_TIMEOUT_MS,
+      sqliteCacheMb: parsed.EINVOICE_SQLITE_CACHE_MB,
     },
     processes: parsed.EINVOICE_PROCESSES,
     rateLimitPerMin:

@@ -200,7 +200,6 @@ export async function seedSandbox(
   return { created: true, credentials, file };
 }
 
-/** `npm start` / `einvoice serve`: the API on PORT, until SIGINT or SIGTERM. */
 /** Sandbox start-up on an empty database: demo credentials, printed once per start. */
 async function announceSandbox(ctx: Context): Promise<void> {
   const seeded = await seedSandbox(ctx);

@@ -56,6 +56,9 @@ export function openDatabase(
     sqlite.pragma("synchronous = FULL");
     sqlite.pragma("busy_timeout = 5000");
     sqlite.pragma("foreign_keys = ON");
+    // SQLite's default cache is 2 MB; past a few hundred thousand invoices the indexes alone are
+    // far larger, and every lookup would read its pages again from the file.
+    sqlite.pragma(`cache_size = -${options.dbPool.sqliteCacheMb * 1024}`);
     db = new Kysely<Database>({
       dialect: new ImmediateSqliteDialect({ database: cachingStatements(sqlite) }),
     });
@@ -120,7 +123,7 @@ export function isTransientDatabaseError(err: unknown): boolean {
   );
 }
 
-const defaultPool = { size: 10, statementTimeoutMs: 30_000 };
+const defaultPool = { size: 10, statementTimeoutMs: 30_000, sqliteCacheMb: 256 };
 
 /**
  * SQLite transactions that take the write lock when they begin. A deferred transaction that reads

@@ -1,4 +1,6 @@
-import type { Db, Executor } from "../db/database.ts";
+import { type CompiledQuery, sql } from "kysely";
+import { type Db, type Executor, engineOf } from "../db/database.ts";
+import { LOOKUP_COLUMNS } from "../db/migrations.ts";
 import type { InvoiceTable } from "../db/schema.ts";
 
 /** One entry of an invoice's append-only history: what happened, when, and who did it. */
@@ -8,6 +10,27 @@ export type InvoiceEvent = { at: string; type: string; actor: string; detail: Re
 export function isUniqueViolation(err: unknown): boolean {
   const code = (err as { code?: unknown }).code;
   return code === "SQLITE_CONSTRAINT_PRIMARYKEY" || code === "SQLITE_CONSTRAINT_UNIQUE" || code === "23505";
+}
+
+type InvoiceState = Pick<InvoiceTable, (typeof LOOKUP_COLUMNS)[number]>;
+
+/**
+ * The state of an invoice, from the index that covers it. SQLite's planner prefers the primary key
+ * (one row, then the row itself, which spills into an overflow page), so there the index is named.
+ * Exported so a test can hold the plan.
+ */
+export function stateQuery(tx: Executor, irn: string, businessId: string): CompiledQuery<InvoiceState> {
+  if (engineOf(tx) === "sqlite") {
+    const columns = sql.join(LOOKUP_COLUMNS.map((column) => sql.ref(column)));
+    return sql<InvoiceState>`select ${columns} from invoices indexed by invoices_lookup
+      where irn = ${irn} and business_id = ${businessId}`.compile(tx);
+  }
+  return tx
+    .selectFrom("invoices")
+    .select(LOOKUP_COLUMNS)
+    .where("irn", "=", irn)
+    .where("business_id", "=", businessId)
+    .compile();
 }
 
 export function invoiceRepository(db: Db) {
@@ -27,6 +50,11 @@ export function invoiceRepository(db: Db) {
     },
 
     /** Any business's invoice: for the outbox, which acts for the service, not for a caller. */
+    /** The invoice's state, read from the index that covers it (migration 0005). */
+    async findState(irn: string, businessId: string, tx: Executor = db) {
+      return (await tx.executeQuery(stateQuery(tx, irn, businessId))).rows[0];
+    },
+
     async findByIrn(irn: string, tx: Executor = db): Promise<InvoiceTable | undefined> {
       return tx.selectFrom("invoices").selectAll().where("irn", "=", irn).executeTakeFirst();
     },

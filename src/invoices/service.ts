@@ -295,7 +295,8 @@ export function invoiceService(deps: {
     },
 
     async lookup(principal: Principal, irn: string) {
-      const row = await load(principal, irn);
+      const row = await invoices.findState(irn, principal.businessId);
+      if (!row) throw notFound(irn);
       const attempts = (await invoices.events(irn))
         .filter((e) => e.type === "transmission_attempt")
         .map((e) => ({ at: e.at, ...e.detail }));
