@@ -1,5 +1,5 @@
 import { type SelectQueryBuilder, sql } from "kysely";
-import type { Db, Executor } from "../db/database.ts";
+import { type Db, type Executor, engineOf } from "../db/database.ts";
 import type { Database, ProductTable, ServiceTable } from "../db/schema.ts";
 
 // The 21 sections of the Harmonized System.
@@ -34,13 +34,25 @@ function likeEscaped(column: string, pattern: string) {
   return sql<boolean>`lower(${sql.ref(column)}) like ${pattern} escape '\\'`;
 }
 
+/**
+ * Products whose description contains `text`, case-insensitively. On SQLite the trigram index
+ * narrows the rows first (it needs three characters); the LIKE keeps the exact meaning either way.
+ * On PostgreSQL the trigram index, when there is one, serves the LIKE itself.
+ */
+function descriptionContains(db: Executor, text: string) {
+  const like = likeEscaped("description", contains(text));
+  if (engineOf(db) !== "sqlite" || [...text].length < 3) return like;
+  const phrase = `"${text.replaceAll('"', '""')}"`;
+  return sql<boolean>`(products.rowid in (select rowid from product_trigrams where product_trigrams match ${phrase}) and ${like})`;
+}
+
 export function catalogRepository(db: Db) {
   function productWhere(query: SelectQueryBuilder<Database, "products", object>, f: ProductFilter) {
     let q = query;
     if (f.hscode) q = q.where("hscode", "like", prefix(hsPrefix(f.hscode)));
     if (f.description) {
-      const pattern = contains(f.description);
-      q = q.where(() => likeEscaped("description", pattern));
+      const text = f.description;
+      q = q.where(() => descriptionContains(db, text));
     }
     if (f.product_category) {
       // A section (roman numeral) or chapter (two digits) code matches exactly; other text matches
@@ -54,11 +66,11 @@ export function catalogRepository(db: Db) {
       }
     }
     if (f.search) {
-      const pattern = contains(f.search);
+      const text = f.search;
       const digits = f.search.replace(/\D/g, "");
       q = q.where((eb) =>
         eb.or([
-          likeEscaped("description", pattern),
+          descriptionContains(db, text),
           ...(digits.length >= 2 ? [eb("hscode", "like", prefix(hsPrefix(f.search as string)))] : []),
         ]),
       );
@@ -138,6 +150,7 @@ export function catalogRepository(db: Db) {
       const batch = 500;
       await db.transaction().execute(async (tx) => {
         await tx.deleteFrom(catalog.table).execute();
+        // The trigram index reads the products table but is not updated with it: rebuilt below.
         for (let i = 0; i < catalog.rows.length; i += batch) {
           if (catalog.table === "products") {
             await tx
@@ -151,6 +164,9 @@ export function catalogRepository(db: Db) {
               .execute();
           }
           onProgress?.(Math.min(i + batch, catalog.rows.length));
+        }
+        if (catalog.table === "products" && engineOf(tx) === "sqlite") {
+          await sql`insert into product_trigrams (product_trigrams) values ('rebuild')`.execute(tx);
         }
       });
     },

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
 import { test } from "node:test";
+import { parse } from "csv-parse/sync";
 import type { LightMyRequestResponse } from "fastify";
 import { build, HS_CSV, ISIC_JSON, ISO_TIMESTAMP, type Json, tempDir, tenant } from "../helpers.ts";
 
@@ -462,6 +463,28 @@ test("products: description and search filter case-insensitively; counts are the
   const codes = portland.data.map((p) => p.hscode);
   assert.ok(codes.includes("2523.21") && codes.includes("2523.29"), codes.join(","));
   for (const p of portland.data) assert.match(p.description, /portland/i);
+
+  // Exactly the subheadings whose description holds the text, as the catalog file has them: the
+  // search index may narrow the rows it reads, never the answer.
+  const subheadings = (
+    parse(fs.readFileSync(HS_CSV), { columns: true, bom: true, trim: true }) as {
+      hscode: string;
+      description: string;
+      level: string;
+    }[]
+  ).filter((row) => row.level === "6");
+  for (const [text, found] of [
+    ["cement", cement],
+    ["portland", portland],
+  ] as const) {
+    const expected = subheadings
+      .filter((row) => row.description.toLowerCase().includes(text))
+      .map((row) => `${row.hscode.slice(0, 4)}.${row.hscode.slice(4)}`)
+      .sort();
+    assert.deepEqual(found.data.map((p) => p.hscode).sort(), expected, text);
+  }
+  const pieces = await products("?search=ORTLAN&length=1000");
+  assert.deepEqual(pieces.data, portland.data, "any part of a word matches, whatever its case");
 
   // A short page still reports the full filtered count.
   const paged = await products("?description=cement&length=2");
