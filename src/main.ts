@@ -7,7 +7,6 @@ import { businessRepository } from "./businesses/repository.ts";
 import { businessService } from "./businesses/service.ts";
 import type { Config } from "./config.ts";
 import { openDatabase } from "./db/database.ts";
-import { groupCommit } from "./db/group-commit.ts";
 import { migrateToLatest, pendingMigrations } from "./db/migrations.ts";
 import { buildApp } from "./http/app.ts";
 import { invoiceRepository } from "./invoices/repository.ts";
@@ -96,7 +95,6 @@ export async function createContext(config: Config) {
   const dataKeys = dataKeyRotation({ db, sealer, invoices: invoicesRepo, webhooks: webhooksRepo });
   const reference = referenceService({ catalog });
   const invoices = invoiceService({
-    commit: groupCommit(db),
     db,
     invoices: invoicesRepo,
     businesses: businessesRepo,

@@ -1,5 +1,8 @@
-import type { Db, Executor } from "../db/database.ts";
+import { type Db, type Executor, engineOf } from "../db/database.ts";
 import type { ApiKeyTable, Business, NewBusinessRow } from "../db/schema.ts";
+
+/** Where a business's hash chain ends: the hash of its latest signed invoice and the chain's length. */
+export type ChainHead = { id: string; chain_head: string | null; chain_length: number };
 
 export function businessRepository(db: Db) {
   return {
@@ -20,23 +23,25 @@ export function businessRepository(db: Db) {
         .executeTakeFirst();
     },
     /**
-     * Takes the next position in the business's hash chain and returns the previous head. The
-     * update is the transaction's first write, so it takes the lock (a row lock on PostgreSQL, the
-     * write lock on SQLite) that serializes the signs of one business until commit.
+     * The heads of these businesses' hash chains, locked until the transaction ends: a row lock on
+     * PostgreSQL (taken in id order, so two batches never wait on each other in a cycle), the write
+     * lock the transaction already holds on SQLite. The signs of one business are serialized here.
      */
-    async advanceChain(
-      id: string,
-      tx: Executor,
-    ): Promise<{ chain_head: string | null; chain_length: number }> {
-      return tx
-        .updateTable("businesses")
-        .set((eb) => ({ chain_length: eb("chain_length", "+", 1) }))
-        .where("id", "=", id)
-        .returning(["chain_head", "chain_length"])
-        .executeTakeFirstOrThrow();
+    async lockChains(ids: readonly string[], tx: Executor): Promise<ChainHead[]> {
+      if (ids.length === 0) return [];
+      const query = tx
+        .selectFrom("businesses")
+        .select(["id", "chain_head", "chain_length"])
+        .where("id", "in", ids)
+        .orderBy("id");
+      return engineOf(tx) === "postgres" ? query.forUpdate().execute() : query.execute();
     },
-    async setChainHead(id: string, hash: string, tx: Executor): Promise<void> {
-      await tx.updateTable("businesses").set({ chain_head: hash }).where("id", "=", id).execute();
+    async setChainHead(head: ChainHead, tx: Executor): Promise<void> {
+      await tx
+        .updateTable("businesses")
+        .set({ chain_head: head.chain_head, chain_length: head.chain_length })
+        .where("id", "=", head.id)
+        .execute();
     },
     async list(tx: Executor = db): Promise<Business[]> {
       return tx.selectFrom("businesses").selectAll().orderBy("created_at").orderBy("id").execute();

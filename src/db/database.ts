@@ -11,6 +11,7 @@ import {
   type SqliteDatabase,
   SqliteDialect,
   SqliteDriver,
+  sql,
   type Transaction,
 } from "kysely";
 import pg from "pg";
@@ -54,7 +55,7 @@ export function openDatabase(
     // workers and several API processes share one file.
     sqlite.pragma("journal_mode = WAL");
     sqlite.pragma("synchronous = FULL");
-    sqlite.pragma("busy_timeout = 5000");
+    sqlite.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
     sqlite.pragma("foreign_keys = ON");
     // SQLite's default cache is 2 MB; past a few hundred thousand invoices the indexes alone are
     // far larger, and every lookup would read its pages again from the file.
@@ -121,6 +122,54 @@ export function isTransientDatabaseError(err: unknown): boolean {
     typeof message === "string" &&
     /Connection terminated|timeout exceeded when trying to connect|connection timeout/i.test(message)
   );
+}
+
+/** How long a SQLite writer waits for another process's write lock before giving up (503). */
+const SQLITE_BUSY_TIMEOUT_MS = 5000;
+
+/**
+ * A write transaction that waits for SQLite's write lock without blocking the event loop.
+ * better-sqlite3 is synchronous: a `begin immediate` that finds another process writing sleeps in
+ * SQLite's busy handler, and the whole process (every request it is serving) sleeps with it. Here
+ * the lock is tried without waiting; when another process holds it, the connection is released and
+ * the attempt repeated a moment later, so the process goes on reading, validating and preparing
+ * the next batch meanwhile. PostgreSQL transactions wait on the server, which blocks nothing here.
+ */
+export async function writeTransaction<T>(db: Db, work: (tx: Executor) => Promise<T>): Promise<T> {
+  if (engineOf(db) === "postgres") return db.transaction().execute(work);
+  const deadline = Date.now() + SQLITE_BUSY_TIMEOUT_MS;
+  for (let pause = 1; ; pause = Math.min(pause * 2, 16)) {
+    const outcome = await db.connection().execute(async (connection) => {
+      if (!(await tryBeginImmediate(connection))) return undefined;
+      try {
+        const value = await work(connection);
+        await sql`commit`.execute(connection);
+        return { value };
+      } catch (err) {
+        // The work's own error is the one to report, whatever the rollback says.
+        await sql`rollback`.execute(connection).catch(() => {});
+        throw err;
+      }
+    });
+    if (outcome) return outcome.value;
+    if (Date.now() >= deadline) {
+      throw Object.assign(new Error("the database is locked by another writer"), { code: "SQLITE_BUSY" });
+    }
+    await new Promise((resolve) => setTimeout(resolve, pause));
+  }
+}
+
+async function tryBeginImmediate(connection: Executor): Promise<boolean> {
+  await sql`pragma busy_timeout = 0`.execute(connection);
+  try {
+    await sql`begin immediate`.execute(connection);
+    return true;
+  } catch (err) {
+    if ((err as { code?: unknown }).code === "SQLITE_BUSY") return false;
+    throw err;
+  } finally {
+    await sql.raw(`pragma busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`).execute(connection);
+  }
 }
 
 const defaultPool = { size: 10, statementTimeoutMs: 30_000, sqliteCacheMb: 256 };

@@ -1,5 +1,6 @@
 import { type CompiledQuery, sql } from "kysely";
 import { type Db, type Executor, engineOf } from "../db/database.ts";
+import { powerOfTwoChunks } from "../db/group-commit.ts";
 import { LOOKUP_COLUMNS } from "../db/migrations.ts";
 import type { InvoiceTable } from "../db/schema.ts";
 
@@ -34,10 +35,32 @@ export function stateQuery(tx: Executor, irn: string, businessId: string): Compi
 }
 
 export function invoiceRepository(db: Db) {
+  /** Appends to several histories at once, in the order given. */
+  async function addEvents(entries: ReadonlyArray<{ irn: string; event: InvoiceEvent }>, tx: Executor = db) {
+    const rows = entries.map(({ irn, event }) => ({
+      irn,
+      at: event.at,
+      type: event.type,
+      actor: event.actor,
+      detail: JSON.stringify(event.detail),
+    }));
+    for (const chunk of powerOfTwoChunks(rows)) await tx.insertInto("invoice_events").values(chunk).execute();
+  }
+
   return {
-    /** Throws a unique violation when the IRN exists: the constraint, not a prior read, decides. */
-    async insert(row: InvoiceTable, tx: Executor = db): Promise<void> {
-      await tx.insertInto("invoices").values(row).execute();
+    /** Throws a unique violation when an IRN exists: the constraint has the last word. */
+    async insertMany(rows: readonly InvoiceTable[], tx: Executor = db): Promise<void> {
+      for (const chunk of powerOfTwoChunks(rows)) await tx.insertInto("invoices").values(chunk).execute();
+    },
+
+    /** Which of these IRNs are registered already. */
+    async existing(irns: readonly string[], tx: Executor = db): Promise<Set<string>> {
+      const found = new Set<string>();
+      for (const chunk of powerOfTwoChunks([...new Set(irns)], 256)) {
+        const rows = await tx.selectFrom("invoices").select("irn").where("irn", "in", chunk).execute();
+        for (const row of rows) found.add(row.irn);
+      }
+      return found;
     },
 
     async find(irn: string, businessId: string, tx: Executor = db): Promise<InvoiceTable | undefined> {
@@ -153,17 +176,10 @@ export function invoiceRepository(db: Db) {
     },
 
     async addEvent(irn: string, event: InvoiceEvent, tx: Executor = db): Promise<void> {
-      await tx
-        .insertInto("invoice_events")
-        .values({
-          irn,
-          at: event.at,
-          type: event.type,
-          actor: event.actor,
-          detail: JSON.stringify(event.detail),
-        })
-        .execute();
+      await addEvents([{ irn, event }], tx);
     },
+
+    addEvents,
 
     async events(irn: string, tx: Executor = db): Promise<InvoiceEvent[]> {
       const rows = await tx

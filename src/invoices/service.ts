@@ -1,7 +1,13 @@
-import type { BusinessRepository } from "../businesses/repository.ts";
+import type { BusinessRepository, ChainHead } from "../businesses/repository.ts";
 import { actorOf, type Principal } from "../businesses/service.ts";
-import type { Db } from "../db/database.ts";
-import type { GroupCommit } from "../db/group-commit.ts";
+import {
+  type Db,
+  type Executor,
+  engineOf,
+  isTransientDatabaseError,
+  writeTransaction,
+} from "../db/database.ts";
+import { groupCommit, type Outcome } from "../db/group-commit.ts";
 import type { Business, InvoiceTable } from "../db/schema.ts";
 import { DomainError, summarize, type Violation } from "../http/errors.ts";
 import type { Sealer } from "../keys/sealer.ts";
@@ -9,9 +15,9 @@ import type { CatalogRepository } from "../reference/catalog-repository.ts";
 import type { PaymentStatus } from "../reference/data.ts";
 import { irnProblem } from "../signing/irn.ts";
 import type { QrCodec } from "../signing/qr.ts";
-import type { Signature, Signer } from "../signing/signer.ts";
+import { canonicalDocument, type Signature, type Signer } from "../signing/signer.ts";
 import type { TransmissionService } from "../transmission/service.ts";
-import { type InvoiceRepository, isUniqueViolation } from "./repository.ts";
+import { type InvoiceEvent, type InvoiceRepository, isUniqueViolation } from "./repository.ts";
 import { hsCodesOf } from "./rules/catalog.ts";
 import type { InvoiceDocument } from "./schema.ts";
 import { openDocument, storeDocument } from "./stored-document.ts";
@@ -26,8 +32,6 @@ function eventData(row: Pick<InvoiceTable, "irn" | "business_id" | "status" | "p
     payment_status: row.payment_status,
   };
 }
-
-type ChainLink = { seq: number; previousHash: string | null; signature: Signature };
 
 export type InvoiceStatus = "SIGNED" | "TRANSMITTING" | "TRANSMITTED" | "TRANSMISSION_FAILED";
 
@@ -52,31 +56,23 @@ function notFound(irn: string): DomainError {
 
 export function invoiceService(deps: {
   db: Db;
-  /** Where signs commit: several to a transaction under load (see group-commit.ts). */
-  commit: GroupCommit;
   invoices: InvoiceRepository;
-  businesses: Pick<BusinessRepository, "findById" | "advanceChain" | "setChainHead">;
+  businesses: Pick<BusinessRepository, "findById" | "lockChains" | "setChainHead">;
   sealer: Sealer;
   qr: Pick<QrCodec, "encrypt">;
-  signer: Pick<Signer, "sign">;
+  signer: Pick<Signer, "signCanonical">;
   validate: InvoiceValidator;
   catalog: Pick<CatalogRepository, "knownProducts">;
-  transmission: Pick<TransmissionService, "enqueueDelivery" | "deliverNow" | "notify">;
+  transmission: Pick<
+    TransmissionService,
+    "enqueueDelivery" | "enqueueNewDeliveries" | "deliverNow" | "notify" | "notifyMany"
+  >;
   transmitWaitMs: number;
+  /** Signs gathered into one transaction at most (see group-commit.ts). */
+  maxSignBatch?: number;
 }) {
-  const {
-    db,
-    commit,
-    invoices,
-    businesses,
-    sealer,
-    qr,
-    signer,
-    validate,
-    catalog,
-    transmission,
-    transmitWaitMs,
-  } = deps;
+  const { db, invoices, businesses, sealer, qr, signer, validate, catalog, transmission, transmitWaitMs } =
+    deps;
 
   /** Validates a submitted document for the caller; returns it typed, with any warnings. */
   async function check(principal: Principal, body: unknown) {
@@ -100,88 +96,170 @@ export function invoiceService(deps: {
     return { document: body as InvoiceDocument, business, warnings };
   }
 
-  /** The stored row: confidential fields sealed, the rest as submitted, with its place in the chain. */
-  function toRow(document: InvoiceDocument, business: Business, now: string, chain: ChainLink): InvoiceTable {
+  /**
+   * Everything about a sign that does not depend on the hash chain, worked out before the write
+   * lock: the stored form with its confidential fields sealed, the QR code and the document's
+   * canonical form. Under the lock remain only the chain link, the signature and the writes.
+   */
+  function prepare(
+    principal: Principal,
+    document: InvoiceDocument,
+    business: Business,
+    transmitting: boolean,
+  ) {
+    const signedAt = new Date().toISOString();
     return {
-      irn: document.irn,
-      business_id: business.id,
-      status: "SIGNED",
-      payment_status: document.payment_status ?? "PENDING",
-      payment_reference: null,
-      invoice_type_code: document.invoice_type_code,
-      issue_date: document.issue_date,
-      supplier_tin: document.accounting_supplier_party.tin,
-      customer_tin: document.accounting_customer_party.tin ?? null,
-      ...storeDocument(document, document.irn, sealer),
-      signed_at: now,
-      transmitted_at: null,
-      authority_reference: null,
-      qr_code: qr.encrypt({
-        irn: `${document.irn}.${Math.floor(Date.parse(now) / 1000)}`,
-        certificate: business.certificate,
-      }),
-      updated_at: now,
-      chain_seq: chain.seq,
-      previous_hash: chain.previousHash,
-      hash: chain.signature.hash,
-      signature: chain.signature.value,
-      kid: chain.signature.kid,
+      principal,
+      business,
+      document,
+      signedAt,
+      canonical: canonicalDocument(document as Record<string, unknown>),
+      row: {
+        irn: document.irn,
+        business_id: business.id,
+        status: transmitting ? "TRANSMITTING" : "SIGNED",
+        payment_status: document.payment_status ?? "PENDING",
+        payment_reference: null,
+        invoice_type_code: document.invoice_type_code,
+        issue_date: document.issue_date,
+        supplier_tin: document.accounting_supplier_party.tin,
+        customer_tin: document.accounting_customer_party.tin ?? null,
+        ...storeDocument(document, document.irn, sealer),
+        signed_at: signedAt,
+        transmitted_at: null,
+        authority_reference: null,
+        qr_code: qr.encrypt({
+          irn: `${document.irn}.${Math.floor(Date.parse(signedAt) / 1000)}`,
+          certificate: business.certificate,
+        }),
+        updated_at: signedAt,
+      },
     };
   }
+  type Submission = ReturnType<typeof prepare>;
+  type Registered = { row: InvoiceTable; jobId: number | undefined };
+
+  const irnExists = (irn: string) =>
+    new DomainError("irn_exists", {
+      message: "IRN already exists.",
+      details: `IRN '${irn}' is already registered`,
+    });
+
+  /**
+   * Signs and stores a batch in the caller's transaction with a few multi-row statements: each
+   * invoice takes the next link of its business's chain, in submission order. An IRN registered
+   * before, or earlier in the same batch, fails alone. The existing IRNs are read after the chains
+   * are locked: an IRN belongs to one business (it carries its service id), so no other
+   * transaction can register it meanwhile.
+   */
+  async function signInto(tx: Executor, batch: readonly Submission[]): Promise<Outcome<Registered>[]> {
+    const heads = new Map(
+      (await businesses.lockChains([...new Set(batch.map((s) => s.business.id))], tx)).map((head) => [
+        head.id,
+        head,
+      ]),
+    );
+    const taken = await invoices.existing(
+      batch.map((s) => s.row.irn),
+      tx,
+    );
+    const outcomes: Outcome<Registered>[] = [];
+    const rows: InvoiceTable[] = [];
+    const history: Array<{ irn: string; event: InvoiceEvent }> = [];
+    const notices: Parameters<TransmissionService["notifyMany"]>[0][number][] = [];
+    for (const submission of batch) {
+      const { row: prepared, business, principal, signedAt } = submission;
+      const head = heads.get(business.id);
+      if (!head) throw new Error(`business ${business.id} has no row to hold its chain`);
+      if (taken.has(prepared.irn)) {
+        outcomes.push({ ok: false, error: irnExists(prepared.irn) });
+        continue;
+      }
+      taken.add(prepared.irn);
+      const signature = signer.signCanonical(
+        {
+          irn: prepared.irn,
+          business_id: business.id,
+          signed_at: signedAt,
+          previous_hash: head.chain_head,
+        },
+        submission.canonical,
+      );
+      const row: InvoiceTable = {
+        ...prepared,
+        chain_seq: head.chain_length + 1,
+        previous_hash: head.chain_head,
+        hash: signature.hash,
+        signature: signature.value,
+        kid: signature.kid,
+      };
+      head.chain_length += 1;
+      head.chain_head = signature.hash;
+      rows.push(row);
+      const actor = actorOf(principal);
+      history.push({
+        irn: row.irn,
+        event: { at: signedAt, type: "signed", actor, detail: { payment_status: row.payment_status } },
+      });
+      if (row.status === "TRANSMITTING") {
+        history.push({
+          irn: row.irn,
+          event: { at: signedAt, type: "transmission_queued", actor, detail: {} },
+        });
+      }
+      notices.push({ businessId: business.id, type: "invoice.signed", data: eventData(row), at: signedAt });
+      outcomes.push({ ok: true, value: { row, jobId: undefined } });
+    }
+    if (rows.length === 0) return outcomes;
+    await invoices.insertMany(rows, tx);
+    for (const id of new Set(rows.map((row) => row.business_id))) {
+      await businesses.setChainHead(heads.get(id) as ChainHead, tx);
+    }
+    await invoices.addEvents(history, tx);
+    await transmission.notifyMany(notices, tx);
+    const sending = rows.filter((row) => row.status === "TRANSMITTING");
+    if (sending.length > 0) {
+      const jobs = await transmission.enqueueNewDeliveries(
+        sending.map((row) => ({ irn: row.irn, businessId: row.business_id })),
+        sending[0]?.signed_at as string,
+        tx,
+      );
+      for (const outcome of outcomes) if (outcome.ok) outcome.value.jobId = jobs.get(outcome.value.row.irn);
+    }
+    return outcomes;
+  }
+
+  const signing = groupCommit<Submission, Registered>(
+    async (batch) => {
+      try {
+        return await writeTransaction(db, (tx) => signInto(tx, batch));
+      } catch (error) {
+        if (batch.length === 1 || isTransientDatabaseError(error)) throw error;
+        // Something failed that the batch did not foresee: each on its own, so only its culprit fails.
+        return Promise.all(
+          batch.map((submission) =>
+            writeTransaction(db, (tx) => signInto(tx, [submission])).then(
+              ([outcome]) => outcome as Outcome<Registered>,
+              (err: unknown) => ({ ok: false as const, error: err }),
+            ),
+          ),
+        );
+      }
+    },
+    // One writer at a time on SQLite; on PostgreSQL, batches of different businesses run side by side.
+    { maxBatch: deps.maxSignBatch ?? 64, concurrency: engineOf(db) === "postgres" ? 4 : 1 },
+  );
 
   const readDocument = (row: InvoiceTable) => openDocument(row, sealer);
 
   async function register(principal: Principal, body: unknown, transmitting: boolean) {
     const { document, business, warnings } = await check(principal, body);
     try {
-      const registered = await commit.transaction(async (tx) => {
-        const head = await businesses.advanceChain(business.id, tx);
-        const now = new Date().toISOString();
-        const signature = signer.sign({
-          irn: document.irn,
-          business_id: business.id,
-          signed_at: now,
-          previous_hash: head.chain_head,
-          document: document as Record<string, unknown>,
-        });
-        const row = toRow(document, business, now, {
-          seq: head.chain_length,
-          previousHash: head.chain_head,
-          signature,
-        });
-        if (transmitting) row.status = "TRANSMITTING";
-        await invoices.insert(row, tx);
-        await businesses.setChainHead(business.id, signature.hash, tx);
-        await invoices.addEvent(
-          row.irn,
-          {
-            at: now,
-            type: "signed",
-            actor: actorOf(principal),
-            detail: { payment_status: row.payment_status },
-          },
-          tx,
-        );
-        await transmission.notify(business.id, "invoice.signed", eventData(row), now, tx);
-        let jobId: number | undefined;
-        if (transmitting) {
-          jobId = await transmission.enqueueDelivery(row.irn, business.id, now, tx);
-          await invoices.addEvent(
-            row.irn,
-            { at: now, type: "transmission_queued", actor: actorOf(principal), detail: {} },
-            tx,
-          );
-        }
-        return { row, jobId };
-      });
+      const registered = await signing.submit(prepare(principal, document, business, transmitting));
       return { ...registered, document, warnings };
     } catch (err) {
-      if (isUniqueViolation(err)) {
-        throw new DomainError("irn_exists", {
-          message: "IRN already exists.",
-          details: `IRN '${document.irn}' is already registered`,
-        });
-      }
+      // A concurrent batch of another process registered it first (the constraint had the last word).
+      if (isUniqueViolation(err)) throw irnExists(document.irn);
       throw err;
     }
   }

@@ -14,13 +14,29 @@ export type SignedFields = {
 
 export type Jwk = { kty: "OKP"; crv: "Ed25519"; x: string; kid: string; alg: "EdDSA"; use: "sig" };
 
-/** RFC 8785 canonical JSON (sorted keys, no whitespace, ECMAScript number form), as UTF-8 bytes. */
+/** RFC 8785 canonical JSON of a document (sorted keys, no whitespace, ECMAScript number form). */
+export function canonicalDocument(document: Record<string, unknown>): string {
+  return canonicalize(document) as string;
+}
+
+/**
+ * The signed payload from the document's canonical form, so the document (the costly part) is
+ * canonicalized once, before the signing lock, and only the chain fields are added under it. The
+ * result is byte for byte RFC 8785 of the whole object: its keys in code-unit order, and
+ * JSON.stringify's string form is RFC 8785's (lone surrogates never reach here: they are refused
+ * at the door).
+ */
+export function signedPayloadOf(fields: Omit<SignedFields, "document">, canonical: string): Buffer {
+  const { irn, business_id, signed_at, previous_hash } = fields;
+  const text =
+    `{"business_id":${JSON.stringify(business_id)},"document":${canonical},"irn":${JSON.stringify(irn)},` +
+    `"previous_hash":${JSON.stringify(previous_hash)},"signed_at":${JSON.stringify(signed_at)}}`;
+  return Buffer.from(text, "utf8");
+}
+
+/** RFC 8785 canonical JSON of exactly the signed fields, as UTF-8 bytes. */
 export function signedPayload(fields: SignedFields): Buffer {
-  const { irn, business_id, signed_at, previous_hash, document } = fields;
-  return Buffer.from(
-    canonicalize({ irn, business_id, signed_at, previous_hash, document }) as string,
-    "utf8",
-  );
+  return signedPayloadOf(fields, canonicalDocument(fields.document));
 }
 
 export function sha256Hex(bytes: Buffer): string {
@@ -63,18 +79,21 @@ export function createSigner(privateKeysPem: readonly string[]) {
   const [current] = keys;
   if (!current) throw new Error("at least one signing key is required");
   const jwks = { keys: keys.map((k) => k.jwk) };
+  /** Signs a document already in canonical form (see `signedPayloadOf`). */
+  const signCanonical = (fields: Omit<SignedFields, "document">, canonical: string): Signature => {
+    const payload = signedPayloadOf(fields, canonical);
+    return {
+      alg: "EdDSA",
+      kid: current.jwk.kid,
+      hash: sha256Hex(payload),
+      value: sign(null, payload, current.privateKey).toString("base64url"),
+    };
+  };
   return {
     jwks: () => jwks,
     kid: current.jwk.kid,
-    sign(fields: SignedFields): Signature {
-      const payload = signedPayload(fields);
-      return {
-        alg: "EdDSA",
-        kid: current.jwk.kid,
-        hash: sha256Hex(payload),
-        value: sign(null, payload, current.privateKey).toString("base64url"),
-      };
-    },
+    sign: (fields: SignedFields) => signCanonical(fields, canonicalDocument(fields.document)),
+    signCanonical,
     verify: (fields: SignedFields, signature: Signature) =>
       verifySignature(signedPayload(fields), signature, jwks),
   };

@@ -1,5 +1,6 @@
 import type { Insertable } from "kysely";
 import { type Db, type Executor, engineOf } from "../db/database.ts";
+import { powerOfTwoChunks } from "../db/group-commit.ts";
 import type { JobKind, OutboxJob, OutboxJobTable } from "../db/schema.ts";
 
 export type Lease = { owner: string; now: string; until: string };
@@ -9,6 +10,17 @@ export function outboxRepository(db: Db) {
     async enqueue(job: Insertable<OutboxJobTable>, tx: Executor = db): Promise<number> {
       const row = await tx.insertInto("outbox_jobs").values(job).returning("id").executeTakeFirstOrThrow();
       return row.id;
+    },
+
+    /** Several jobs in one statement per chunk; answers each job's id with its IRN and kind. */
+    async enqueueMany(jobs: ReadonlyArray<Insertable<OutboxJobTable>>, tx: Executor = db) {
+      const created: Array<{ id: number; irn: string | null; kind: JobKind }> = [];
+      for (const chunk of powerOfTwoChunks(jobs)) {
+        created.push(
+          ...(await tx.insertInto("outbox_jobs").values(chunk).returning(["id", "irn", "kind"]).execute()),
+        );
+      }
+      return created;
     },
 
     async openDelivery(irn: string, tx: Executor = db): Promise<OutboxJob | undefined> {

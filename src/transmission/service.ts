@@ -59,29 +59,34 @@ export function transmissionService(deps: {
 }) {
   const { db, outbox, invoices, webhooks, sealer, authority, settings } = deps;
 
-  async function notify(
+  type Notice = { businessId: string; type: EventType; data: Record<string, unknown>; at: string };
+
+  /** Queues a webhook event for each notice whose business has a webhook, in the caller's transaction. */
+  async function notifyMany(notices: readonly Notice[], tx: Executor) {
+    if (notices.length === 0) return;
+    const subscribed = await webhooks.subscribed([...new Set(notices.map((n) => n.businessId))], tx);
+    const jobs = notices
+      .filter((notice) => subscribed.has(notice.businessId))
+      .map(({ businessId, type, data, at }) => ({
+        kind: "webhook" as const,
+        irn: typeof data.irn === "string" ? data.irn : null,
+        business_id: businessId,
+        payload: JSON.stringify({ id: `evt_${randomUUID()}`, type, created_at: at, data }),
+        state: "pending" as const,
+        next_attempt_at: at,
+        created_at: at,
+        updated_at: at,
+      }));
+    if (jobs.length > 0) await outbox.enqueueMany(jobs, tx);
+  }
+
+  const notify = (
     businessId: string,
     type: EventType,
     data: Record<string, unknown>,
-    now: string,
+    at: string,
     tx: Executor,
-  ) {
-    if (!(await webhooks.find(businessId, tx))) return;
-    const body = JSON.stringify({ id: `evt_${randomUUID()}`, type, created_at: now, data });
-    await outbox.enqueue(
-      {
-        kind: "webhook",
-        irn: typeof data.irn === "string" ? data.irn : null,
-        business_id: businessId,
-        payload: body,
-        state: "pending",
-        next_attempt_at: now,
-        created_at: now,
-        updated_at: now,
-      },
-      tx,
-    );
-  }
+  ) => notifyMany([{ businessId, type, data, at }], tx);
 
   async function withTimeout<T>(ms: number, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
     const controller = new AbortController();
@@ -309,9 +314,32 @@ export function transmissionService(deps: {
   return {
     settings,
     notify,
+    notifyMany,
     process,
     claimDue: (owner: string, limit: number) => outbox.claimDue(lease(owner), limit),
     release: (owner: string) => outbox.release(owner),
+
+    /** Deliveries of invoices signed in this transaction (none of them can have a job yet): IRN → job id. */
+    async enqueueNewDeliveries(
+      invoices: ReadonlyArray<{ irn: string; businessId: string }>,
+      now: string,
+      tx: Executor,
+    ): Promise<Map<string, number>> {
+      const created = await outbox.enqueueMany(
+        invoices.map(({ irn, businessId }) => ({
+          kind: "delivery" as const,
+          irn,
+          business_id: businessId,
+          payload: null,
+          state: "pending" as const,
+          next_attempt_at: now,
+          created_at: now,
+          updated_at: now,
+        })),
+        tx,
+      );
+      return new Map(created.map((job) => [job.irn as string, job.id]));
+    },
 
     /** Queues the delivery of an invoice in the caller's transaction; reuses a job already open. */
     async enqueueDelivery(irn: string, businessId: string, now: string, tx: Executor): Promise<number> {

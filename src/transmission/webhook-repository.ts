@@ -20,6 +20,16 @@ export function webhookRepository(db: Db) {
     async setSecret(businessId: string, secret: string, tx: Executor = db): Promise<void> {
       await tx.updateTable("webhooks").set({ secret }).where("business_id", "=", businessId).execute();
     },
+    /** Which of these businesses have a webhook. */
+    async subscribed(businessIds: readonly string[], tx: Executor = db): Promise<Set<string>> {
+      if (businessIds.length === 0) return new Set();
+      const rows = await tx
+        .selectFrom("webhooks")
+        .select("business_id")
+        .where("business_id", "in", businessIds)
+        .execute();
+      return new Set(rows.map((row) => row.business_id));
+    },
     async find(businessId: string, tx: Executor = db): Promise<WebhookTable | undefined> {
       return tx.selectFrom("webhooks").selectAll().where("business_id", "=", businessId).executeTakeFirst();
     },

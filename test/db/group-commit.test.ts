@@ -3,11 +3,14 @@ import { test } from "node:test";
 import SQLite from "better-sqlite3";
 import { sql } from "kysely";
 import pg from "pg";
-import { groupCommit } from "../../src/db/group-commit.ts";
+import { writeTransaction } from "../../src/db/database.ts";
+import { groupCommit, type Outcome, powerOfTwoChunks } from "../../src/db/group-commit.ts";
 import { isUniqueViolation } from "../../src/invoices/repository.ts";
-import { build, ENGINE } from "../helpers.ts";
+import { build, ENGINE, freshInvoice, type Json, tenant } from "../helpers.ts";
 
-test(`group commit on ${ENGINE}: a failing piece is rolled back alone, each answer comes after its commit`, async (t) => {
+const API = "/api/v1/einvoice";
+
+test(`group commit on ${ENGINE}: one batch per turn, each item its own outcome, answered after the commit`, async (t) => {
   const { ctx, dbFile, databaseUrl } = await build(t);
   await sql`create table probe (id text primary key)`.execute(ctx.db);
   // A connection of its own, outside the service's: it sees only what is committed.
@@ -30,44 +33,146 @@ test(`group commit on ${ENGINE}: a failing piece is rolled back alone, each answ
         }
       };
 
-  const commit = groupCommit(ctx.db);
-  const piece = (i: number) =>
-    commit.transaction(async (tx) => {
-      // Piece 7 repeats piece 3's key: the constraint refuses it. Piece 12 writes, then fails.
-      const id = i === 7 ? "p3" : `p${i}`;
-      await sql`insert into probe (id) values (${id})`.execute(tx);
-      if (i === 12) throw new Error("piece 12 gives up after writing");
-      return id;
-    });
-  // Submitted in one turn of the event loop, as concurrent requests are: one batch on SQLite.
-  const outcomes = await Promise.allSettled(Array.from({ length: 20 }, (_, i) => piece(i)));
+  const batches: string[][] = [];
+  const commit = groupCommit<string, string>(
+    async (ids) => {
+      batches.push(ids);
+      return writeTransaction(ctx.db, async (tx) => {
+        const outcomes: Outcome<string>[] = [];
+        for (const id of ids) {
+          if (id === "refused") {
+            outcomes.push({ ok: false, error: new Error(`${id} is refused alone`) });
+            continue;
+          }
+          await sql`insert into probe (id) values (${id})`.execute(tx);
+          outcomes.push({ ok: true, value: id });
+        }
+        return outcomes;
+      });
+    },
+    { maxBatch: 8, concurrency: 1 },
+  );
 
+  // Submitted in one turn of the event loop, as concurrent requests are: batches of at most 8.
+  const ids = Array.from({ length: 20 }, (_, i) => (i === 7 ? "refused" : `p${i}`));
+  const outcomes = await Promise.allSettled(ids.map((id) => commit.submit(id)));
+  assert.deepEqual(
+    batches.map((b) => b.length),
+    [8, 8, 4],
+  );
   outcomes.forEach((outcome, i) => {
     if (i === 7) {
       assert.equal(outcome.status, "rejected");
-      assert.ok(
-        isUniqueViolation((outcome as PromiseRejectedResult).reason),
-        "the duplicate fails as itself",
-      );
-    } else if (i === 12) {
-      assert.equal(outcome.status, "rejected");
-      assert.equal((outcome as PromiseRejectedResult).reason.message, "piece 12 gives up after writing");
+      assert.equal((outcome as PromiseRejectedResult).reason.message, "refused is refused alone");
     } else {
       assert.deepEqual(outcome, { status: "fulfilled", value: `p${i}` });
     }
   });
-  const expected = Array.from({ length: 20 }, (_, i) => `p${i}`).filter((id) => id !== "p7" && id !== "p12");
   const stored = (await outside()).map((row) => row.id).sort();
-  assert.deepEqual(
-    stored,
-    expected.sort(),
-    "every answered piece is committed; the failed ones left nothing",
-  );
+  assert.deepEqual(stored, ids.filter((id) => id !== "refused").sort());
 
-  // Answered means committed: the moment a piece resolves, another connection already sees it.
-  const seen = await commit.transaction(async (tx) => {
-    await sql`insert into probe (id) values ('late')`.execute(tx);
-    return "late";
-  });
+  // A batch whose transaction fails (here: a duplicate key the work did not foresee) stores nothing,
+  // and every item of it learns why.
+  const failing = await Promise.allSettled([commit.submit("fresh"), commit.submit("p1")]);
+  for (const outcome of failing) {
+    assert.equal(outcome.status, "rejected");
+    assert.ok(isUniqueViolation((outcome as PromiseRejectedResult).reason));
+  }
+  assert.ok(!(await outside()).some((row) => row.id === "fresh"), "the failed batch left nothing");
+
+  // Answered means committed: the moment an item resolves, another connection already sees it.
+  const seen = await commit.submit("late");
   assert.ok((await outside()).some((row) => row.id === seen));
+});
+
+test("power-of-two chunks keep every row, in order, in a few statement sizes", () => {
+  for (const n of [0, 1, 2, 3, 63, 64, 65, 100, 257]) {
+    const rows = Array.from({ length: n }, (_, i) => i);
+    const chunks = powerOfTwoChunks(rows, 64);
+    assert.deepEqual(chunks.flat(), rows, `n=${n}`);
+    for (const chunk of chunks) {
+      assert.ok(chunk.length <= 64 && (chunk.length & (chunk.length - 1)) === 0, `n=${n}: ${chunk.length}`);
+    }
+  }
+});
+
+test(`a sign batch on ${ENGINE}: duplicates within it and before it fail alone, the rest chain in order`, async (t) => {
+  const { app, ctx } = await build(t);
+  const a = await tenant(ctx);
+  const b = await tenant(ctx, { tin: "30198222-0003" });
+  const sign = (who: typeof a, payload: Json) =>
+    app.inject({ method: "POST", url: `${API}/sign`, headers: who.headers, payload });
+  const before = freshInvoice(a, "invoice-minimal");
+  assert.equal((await sign(a, before)).statusCode, 200);
+
+  // Requests of one turn form one batch: two businesses interleaved, a repeat inside the batch and
+  // an IRN registered before it.
+  const fresh = Array.from({ length: 12 }, (_, i) => freshInvoice(i % 3 === 0 ? b : a, "invoice-minimal"));
+  const submitted: Array<{ who: typeof a; payload: Json }> = fresh.map((payload, i) => ({
+    who: i % 3 === 0 ? b : a,
+    payload,
+  }));
+  submitted.splice(5, 0, { who: a, payload: fresh[1] as Json }, { who: a, payload: before });
+  const answers = await Promise.all(submitted.map(({ who, payload }) => sign(who, payload)));
+  const refused = answers.flatMap((answer, i) => (answer.statusCode === 200 ? [] : [i]));
+  // The repeat of fresh[1] fails, whichever of its two copies reached the batch second.
+  assert.ok(refused.includes(6), "the IRN registered before the batch is refused");
+  assert.equal(refused.length, 2, answers.map((answer) => answer.body).join("\n"));
+  assert.ok(refused.includes(5) || refused.includes(1));
+  for (const i of refused) assert.equal(answers[i]?.json().message, "IRN already exists.");
+  assert.deepEqual(await ctx.audit.verify(), { checked: 13, broken: [] });
+
+  for (const who of [a, b]) {
+    const chain = await ctx.db
+      .selectFrom("invoices")
+      .select(["irn", "chain_seq"])
+      .where("business_id", "=", who.business_id)
+      .orderBy("chain_seq")
+      .execute();
+    const expected = [
+      ...(who === a ? [String(before.irn)] : []),
+      ...fresh.filter((_, i) => (i % 3 === 0) === (who === b)).map((doc) => String(doc.irn)),
+    ];
+    assert.deepEqual(
+      chain.map((row) => row.chain_seq),
+      expected.map((_, i) => i + 1),
+    );
+    // SQLite reads complete in request order, so the chain follows the order of submission; on
+    // PostgreSQL the reads before the batch overlap and finish in any order.
+    if (ENGINE === "sqlite") {
+      assert.deepEqual(
+        chain.map((row) => row.irn),
+        expected,
+      );
+    } else {
+      assert.deepEqual(chain.map((row) => row.irn).sort(), expected.sort());
+    }
+  }
+});
+
+test("a SQLite writer waiting for another process's write lock keeps serving: the wait blocks no request", {
+  skip: ENGINE !== "sqlite" && "the write lock is SQLite's",
+}, async (t) => {
+  const { ctx, dbFile } = await build(t);
+  await sql`create table probe (id text primary key)`.execute(ctx.db);
+  // Another process's writer, as a second connection to the same file holding the write lock.
+  const other = new SQLite(dbFile as string);
+  t.after(() => other.close());
+  other.exec("begin immediate");
+
+  let ticks = 0;
+  const ticker = setInterval(() => ticks++, 5);
+  const write = writeTransaction(ctx.db, async (tx) => {
+    await sql`insert into probe (id) values ('after the lock')`.execute(tx);
+    return "written";
+  });
+  // While the writer waits, the event loop turns and reads on the same connection are answered.
+  await new Promise((resolve) => setTimeout(resolve, 150));
+  const read = await sql<{ n: number }>`select count(*) as n from probe`.execute(ctx.db);
+  assert.equal(read.rows[0]?.n, 0);
+  assert.ok(ticks >= 10, `the event loop turned ${ticks} times in 150 ms`);
+  other.exec("commit");
+  assert.equal(await write, "written");
+  clearInterval(ticker);
+  assert.deepEqual(other.prepare("select id from probe").all(), [{ id: "after the lock" }]);
 });
