@@ -2,6 +2,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
+import http from "node:http";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -105,4 +106,68 @@ export async function benchDatabase(engine: string) {
       fs.rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+export type SteadyRequest = { method: string; path: string; headers: Record<string, string>; body?: string };
+
+/**
+ * Open-loop load at a steady rate: a request goes out every 1/rate s whatever the answers do, and
+ * each latency counts from the moment its request was due, so a stall of the server shows as
+ * latency instead of as fewer requests (no coordinated omission). autocannon's rate option sends
+ * each connection's quota for the second in a burst and then waits, which measures bursts.
+ */
+export async function steadyRate(options: {
+  url: string;
+  rate: number;
+  durationS: number;
+  request: () => SteadyRequest;
+}): Promise<{ sent: number; ok: number; bad: number; p50: number; p99: number; max: number }> {
+  const target = new URL(options.url);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 512 });
+  const total = Math.round(options.rate * options.durationS);
+  const interval = 1000 / options.rate;
+  const latencies: number[] = [];
+  let sent = 0;
+  let ok = 0;
+  let bad = 0;
+  await new Promise<void>((resolve) => {
+    const settle = (dueAt: number, good: boolean) => {
+      latencies.push(performance.now() - dueAt);
+      if (good) ok++;
+      else bad++;
+      if (ok + bad === total) resolve();
+    };
+    const fire = (dueAt: number) => {
+      const { method, path: requestPath, headers, body } = options.request();
+      const length = body === undefined ? {} : { "content-length": String(Buffer.byteLength(body)) };
+      const request = http.request(
+        {
+          agent,
+          host: target.hostname,
+          port: target.port,
+          method,
+          path: requestPath,
+          headers: { ...headers, ...length },
+        },
+        (response) => {
+          response.resume();
+          response.on("end", () => settle(dueAt, (response.statusCode ?? 500) < 300));
+        },
+      );
+      request.on("error", () => settle(dueAt, false));
+      request.end(body);
+    };
+    const start = performance.now();
+    const tick = () => {
+      const due = Math.min(total, Math.floor((performance.now() - start) / interval) + 1);
+      while (sent < due) fire(start + sent++ * interval);
+      if (sent < total) setTimeout(tick, 1);
+    };
+    tick();
+  });
+  agent.destroy();
+  latencies.sort((a, b) => a - b);
+  const at = (q: number) =>
+    Math.round((latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0) * 10) / 10;
+  return { sent, ok, bad, p50: at(0.5), p99: at(0.99), max: at(1) };
 }

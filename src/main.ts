@@ -3,6 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { sql } from "kysely";
 import pino from "pino";
+import { businessProfiles } from "./businesses/profiles.ts";
 import { businessRepository } from "./businesses/repository.ts";
 import { businessService } from "./businesses/service.ts";
 import type { Config } from "./config.ts";
@@ -17,6 +18,7 @@ import { loadKeyring } from "./keys/keyring.ts";
 import { dataKeyRotation } from "./keys/rotation.ts";
 import { createSealer } from "./keys/sealer.ts";
 import { catalogRepository } from "./reference/catalog-repository.ts";
+import { productCodes } from "./reference/product-codes.ts";
 import { referenceRoutes } from "./reference/routes.ts";
 import { referenceService } from "./reference/service.ts";
 import { reportRepository } from "./reports/repository.ts";
@@ -93,16 +95,18 @@ export async function createContext(config: Config) {
     audit: auditLog,
   });
   const dataKeys = dataKeyRotation({ db, sealer, invoices: invoicesRepo, webhooks: webhooksRepo });
-  const reference = referenceService({ catalog });
+  const knownProducts = productCodes(catalog);
+  const reference = referenceService({ catalog, productCodes: knownProducts });
   const invoices = invoiceService({
     db,
     invoices: invoicesRepo,
     businesses: businessesRepo,
+    profiles: businessProfiles(businessesRepo),
     sealer,
     qr,
     signer,
     validate: validateInvoice,
-    catalog,
+    products: knownProducts,
     transmission,
     transmitWaitMs: config.outbox.transmitWaitMs,
   });

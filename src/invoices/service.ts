@@ -1,3 +1,4 @@
+import type { BusinessProfile, BusinessProfiles } from "../businesses/profiles.ts";
 import type { BusinessRepository, ChainHead } from "../businesses/repository.ts";
 import { actorOf, type Principal } from "../businesses/service.ts";
 import {
@@ -11,14 +12,13 @@ import { groupCommit, type Outcome } from "../db/group-commit.ts";
 import type { Business, InvoiceTable } from "../db/schema.ts";
 import { DomainError, summarize, type Violation } from "../http/errors.ts";
 import type { Sealer } from "../keys/sealer.ts";
-import type { CatalogRepository } from "../reference/catalog-repository.ts";
 import type { PaymentStatus } from "../reference/data.ts";
+import type { ProductCodes } from "../reference/product-codes.ts";
 import { irnProblem } from "../signing/irn.ts";
 import type { QrCodec } from "../signing/qr.ts";
 import { canonicalDocument, type Signature, type Signer } from "../signing/signer.ts";
 import type { TransmissionService } from "../transmission/service.ts";
 import { type InvoiceEvent, type InvoiceRepository, isUniqueViolation } from "./repository.ts";
-import { hsCodesOf } from "./rules/catalog.ts";
 import type { InvoiceDocument } from "./schema.ts";
 import { openDocument, storeDocument } from "./stored-document.ts";
 import type { InvoiceValidator } from "./validation.ts";
@@ -57,12 +57,13 @@ function notFound(irn: string): DomainError {
 export function invoiceService(deps: {
   db: Db;
   invoices: InvoiceRepository;
-  businesses: Pick<BusinessRepository, "findById" | "lockChains" | "setChainHead">;
+  businesses: Pick<BusinessRepository, "lockChains" | "setChainHead">;
+  profiles: Pick<BusinessProfiles, "find">;
   sealer: Sealer;
   qr: Pick<QrCodec, "encrypt">;
   signer: Pick<Signer, "signCanonical">;
   validate: InvoiceValidator;
-  catalog: Pick<CatalogRepository, "knownProducts">;
+  products: Pick<ProductCodes, "current">;
   transmission: Pick<
     TransmissionService,
     "enqueueDelivery" | "enqueueNewDeliveries" | "deliverNow" | "notify" | "notifyMany"
@@ -71,8 +72,19 @@ export function invoiceService(deps: {
   /** Signs gathered into one transaction at most (see group-commit.ts). */
   maxSignBatch?: number;
 }) {
-  const { db, invoices, businesses, sealer, qr, signer, validate, catalog, transmission, transmitWaitMs } =
-    deps;
+  const {
+    db,
+    invoices,
+    businesses,
+    profiles,
+    sealer,
+    qr,
+    signer,
+    validate,
+    products,
+    transmission,
+    transmitWaitMs,
+  } = deps;
 
   /** Validates a submitted document for the caller; returns it typed, with any warnings. */
   async function check(principal: Principal, body: unknown) {
@@ -80,9 +92,9 @@ export function invoiceService(deps: {
       typeof body === "object" && body !== null ? (body as Record<string, unknown>).business_id : undefined;
     const business =
       typeof claimed === "string" && claimed === principal.businessId
-        ? await businesses.findById(claimed)
+        ? await profiles.find(claimed)
         : undefined;
-    const knownProducts = await catalog.knownProducts(hsCodesOf(body));
+    const knownProducts = await products.current();
     const { errors, warnings } = validate(body, { business, knownProducts });
     if (typeof claimed === "string" && !business) {
       errors.unshift({
@@ -104,7 +116,7 @@ export function invoiceService(deps: {
   function prepare(
     principal: Principal,
     document: InvoiceDocument,
-    business: Business,
+    business: BusinessProfile,
     transmitting: boolean,
   ) {
     const signedAt = new Date().toISOString();
@@ -456,7 +468,7 @@ export function invoiceService(deps: {
     /** The IRN fits the business's template and is not registered yet. */
     async validateIrn(principal: Principal, input: { irn: string; business_id: string }) {
       const business =
-        input.business_id === principal.businessId ? await businesses.findById(input.business_id) : undefined;
+        input.business_id === principal.businessId ? await profiles.find(input.business_id) : undefined;
       const fail = (reason: string) =>
         new DomainError("irn_invalid", {
           message: "error has occurred",

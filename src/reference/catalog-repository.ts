@@ -122,22 +122,9 @@ export function catalogRepository(db: Db) {
         .execute();
     },
 
-    /** Which of `codes` the product catalog holds; undefined when no catalog has been imported. */
-    async knownProducts(codes: readonly string[], tx: Executor = db): Promise<Set<string> | undefined> {
-      const unique = [...new Set(codes)];
-      const known = new Set<string>();
-      for (let i = 0; i < unique.length; i += 500) {
-        const rows = await tx
-          .selectFrom("products")
-          .select("hscode")
-          .where("hscode", "in", unique.slice(i, i + 500))
-          .execute();
-        for (const row of rows) known.add(row.hscode);
-      }
-      // Only when nothing matched can the catalog be empty; a valid invoice costs one read, not two.
-      if (known.size > 0) return known;
-      const any = await tx.selectFrom("products").select("hscode").limit(1).executeTakeFirst();
-      return any ? known : undefined;
+    /** Every code of the product catalog. */
+    async productCodes(tx: Executor = db): Promise<string[]> {
+      return (await tx.selectFrom("products").select("hscode").execute()).map((row) => row.hscode);
     },
 
     /** Replaces a whole catalog in one transaction: readers see the old one or the new one, never a mix. */

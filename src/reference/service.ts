@@ -3,8 +3,13 @@ import type { CatalogRepository, Page, ProductFilter, ServiceFilter } from "./ca
 import { CURRENCIES } from "./currencies.ts";
 import { INVOICE_TYPES, PAYMENT_MEANS, STATES, TAX_CATEGORIES, UNITS } from "./data.ts";
 import { LGAS } from "./lgas.ts";
+import type { ProductCodes } from "./product-codes.ts";
 
-export function referenceService(deps: { catalog: CatalogRepository }) {
+export function referenceService(deps: {
+  catalog: CatalogRepository;
+  /** Told when this process imports a product catalog. */
+  productCodes?: Pick<ProductCodes, "forget">;
+}) {
   const { catalog } = deps;
   return {
     currencies: () => CURRENCIES,
@@ -40,6 +45,7 @@ export function referenceService(deps: { catalog: CatalogRepository }) {
     async importProducts(file: string, onProgress?: (done: number, total: number) => void) {
       const rows = readHsProducts(file);
       await catalog.replace({ table: "products", rows }, (done) => onProgress?.(done, rows.length));
+      deps.productCodes?.forget();
       return { catalog: "products", imported: rows.length };
     },
 

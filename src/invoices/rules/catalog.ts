@@ -27,9 +27,3 @@ export const productCatalog: Rule = {
     return out;
   },
 };
-
-export function hsCodesOf(doc: unknown): string[] {
-  return entries((doc as { invoice_line?: unknown } | null)?.invoice_line, "invoice_line").flatMap(
-    ([line]) => (typeof line.hsn_code === "string" ? [normalizeHsCode(line.hsn_code)] : []),
-  );
-}

@@ -1,0 +1,34 @@
+import type { CatalogRepository } from "./catalog-repository.ts";
+
+/**
+ * The product catalog's codes, kept in memory for the check of every invoice line: a read of the
+ * catalog on each validate and sign was about a tenth of their cost. An import in this process
+ * refreshes them at once; one by another process (the CLI) is seen within `maxAgeMs`. A stale set
+ * can only change a warning (an unknown product code is not an error).
+ */
+export function productCodes(catalog: Pick<CatalogRepository, "productCodes">, maxAgeMs = 5_000) {
+  let kept: { codes: Set<string> | undefined; at: number } | undefined;
+  let loading: Promise<Set<string> | undefined> | undefined;
+
+  async function load(): Promise<Set<string> | undefined> {
+    const codes = await catalog.productCodes();
+    kept = { codes: codes.length > 0 ? new Set(codes) : undefined, at: Date.now() };
+    return kept.codes;
+  }
+
+  return {
+    /** Every code of the catalog; undefined when no catalog has been imported. */
+    async current(): Promise<ReadonlySet<string> | undefined> {
+      if (kept && Date.now() - kept.at < maxAgeMs) return kept.codes;
+      loading ??= load().finally(() => {
+        loading = undefined;
+      });
+      return loading;
+    },
+    forget(): void {
+      kept = undefined;
+    },
+  };
+}
+
+export type ProductCodes = ReturnType<typeof productCodes>;

@@ -1,0 +1,51 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { businessProfiles } from "../../src/businesses/profiles.ts";
+import { businessRepository } from "../../src/businesses/repository.ts";
+import { catalogRepository } from "../../src/reference/catalog-repository.ts";
+import { productCodes } from "../../src/reference/product-codes.ts";
+import { referenceService } from "../../src/reference/service.ts";
+import { build, ENGINE, HS_CSV, tenant } from "../helpers.ts";
+
+test(`product codes on ${ENGINE}: kept for a while, refreshed after it, at once after an import here`, async (t) => {
+  const { ctx } = await build(t);
+  let now = 1_000_000;
+  t.mock.method(Date, "now", () => now);
+  const codes = productCodes(catalogRepository(ctx.db), 5_000);
+  assert.equal(await codes.current(), undefined, "no catalog imported: nothing to check against");
+
+  // Another process imports a catalog: seen once the kept answer is older than its age limit.
+  await ctx.db
+    .insertInto("products")
+    .values({
+      hscode: "2523.29",
+      description: "Portland cement",
+      section: "V",
+      chapter: "25",
+      product_category: "Mineral products",
+    })
+    .execute();
+  now += 4_000;
+  assert.equal(await codes.current(), undefined, "within the age limit the kept answer stands");
+  now += 2_000;
+  assert.deepEqual([...((await codes.current()) ?? [])], ["2523.29"]);
+
+  // An import in this process is seen at once.
+  const reference = referenceService({
+    catalog: catalogRepository(ctx.db),
+    productCodes: codes,
+  });
+  await reference.importProducts(HS_CSV);
+  assert.equal((await codes.current())?.size, 5613);
+});
+
+test(`business profiles on ${ENGINE}: an unknown id is not kept, so a business added later is found`, async (t) => {
+  const { ctx } = await build(t);
+  const profiles = businessProfiles(businessRepository(ctx.db));
+  const id = "6b8d3c1e-2f4a-4b5c-8d7e-9f0a1b2c3d4e";
+  assert.equal(await profiles.find(id), undefined);
+  const added = await tenant(ctx, { id });
+  const profile = await profiles.find(id);
+  assert.equal(profile?.service_id, added.service_id);
+  assert.equal("chain_head" in (profile ?? {}), false, "the chain is never read from a kept profile");
+});
