@@ -9,7 +9,7 @@ import {
   writeTransaction,
 } from "../db/database.ts";
 import { groupCommit, type Outcome } from "../db/group-commit.ts";
-import type { Business, InvoiceTable } from "../db/schema.ts";
+import type { InvoiceTable } from "../db/schema.ts";
 import { DomainError, summarize, type Violation } from "../http/errors.ts";
 import type { Sealer } from "../keys/sealer.ts";
 import type { PaymentStatus } from "../reference/data.ts";
