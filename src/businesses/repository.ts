@@ -1,4 +1,6 @@
+import { type RawBuilder, sql } from "kysely";
 import { type Db, type Executor, engineOf } from "../db/database.ts";
+import { powerOfTwoChunks } from "../db/group-commit.ts";
 import type { ApiKeyTable, Business, NewBusinessRow } from "../db/schema.ts";
 
 /** Where a business's hash chain ends: the hash of its latest signed invoice and the chain's length. */
@@ -36,12 +38,19 @@ export function businessRepository(db: Db) {
         .orderBy("id");
       return engineOf(tx) === "postgres" ? query.forUpdate().execute() : query.execute();
     },
-    async setChainHead(head: ChainHead, tx: Executor): Promise<void> {
-      await tx
-        .updateTable("businesses")
-        .set({ chain_head: head.chain_head, chain_length: head.chain_length })
-        .where("id", "=", head.id)
-        .execute();
+    /** Moves the heads of several chains in one statement per chunk. */
+    async setChainHeads(heads: readonly ChainHead[], tx: Executor): Promise<void> {
+      for (const chunk of powerOfTwoChunks(heads)) {
+        const cases = (value: (head: ChainHead) => RawBuilder<unknown>) =>
+          sql.join(
+            chunk.map((head) => sql`when ${head.id} then ${value(head)}`),
+            sql` `,
+          );
+        await sql`update businesses
+          set chain_head = case id ${cases((head) => sql`cast(${head.chain_head} as text)`)} end,
+            chain_length = case id ${cases((head) => sql`cast(${head.chain_length} as integer)`)} end
+          where id in (${sql.join(chunk.map((head) => head.id))})`.execute(tx);
+      }
     },
     async list(tx: Executor = db): Promise<Business[]> {
       return tx.selectFrom("businesses").selectAll().orderBy("created_at").orderBy("id").execute();

@@ -1,13 +1,7 @@
 import type { BusinessProfile, BusinessProfiles } from "../businesses/profiles.ts";
 import type { BusinessRepository, ChainHead } from "../businesses/repository.ts";
 import { actorOf, type Principal } from "../businesses/service.ts";
-import {
-  type Db,
-  type Executor,
-  engineOf,
-  isTransientDatabaseError,
-  writeTransaction,
-} from "../db/database.ts";
+import { type Db, type Executor, isTransientDatabaseError, writeTransaction } from "../db/database.ts";
 import { groupCommit, type Outcome } from "../db/group-commit.ts";
 import type { InvoiceTable } from "../db/schema.ts";
 import { DomainError, summarize, type Violation } from "../http/errors.ts";
@@ -57,7 +51,7 @@ function notFound(irn: string): DomainError {
 export function invoiceService(deps: {
   db: Db;
   invoices: InvoiceRepository;
-  businesses: Pick<BusinessRepository, "lockChains" | "setChainHead">;
+  businesses: Pick<BusinessRepository, "lockChains" | "setChainHeads">;
   profiles: Pick<BusinessProfiles, "find">;
   sealer: Sealer;
   qr: Pick<QrCodec, "encrypt">;
@@ -66,7 +60,7 @@ export function invoiceService(deps: {
   products: Pick<ProductCodes, "current">;
   transmission: Pick<
     TransmissionService,
-    "enqueueDelivery" | "enqueueNewDeliveries" | "deliverNow" | "notify" | "notifyMany"
+    "enqueueDelivery" | "enqueueNewDeliveries" | "deliverNow" | "notify" | "notifyMany" | "subscribers"
   >;
   transmitWaitMs: number;
   /** Signs gathered into one transaction at most (see group-commit.ts). */
@@ -165,16 +159,16 @@ export function invoiceService(deps: {
    * transaction can register it meanwhile.
    */
   async function signInto(tx: Executor, batch: readonly Submission[]): Promise<Outcome<Registered>[]> {
-    const heads = new Map(
-      (await businesses.lockChains([...new Set(batch.map((s) => s.business.id))], tx)).map((head) => [
-        head.id,
-        head,
-      ]),
-    );
+    const businessIds = [...new Set(batch.map((s) => s.business.id))];
+    // The reads come before the chains are locked, so the lock is held for the writes alone (on
+    // PostgreSQL, every statement under it is a round trip that every other sign of the business
+    // waits for). An IRN registered meanwhile by another process still fails on the constraint.
     const taken = await invoices.existing(
       batch.map((s) => s.row.irn),
       tx,
     );
+    const subscribers = await transmission.subscribers(businessIds, tx);
+    const heads = new Map((await businesses.lockChains(businessIds, tx)).map((head) => [head.id, head]));
     const outcomes: Outcome<Registered>[] = [];
     const rows: InvoiceTable[] = [];
     const history: Array<{ irn: string; event: InvoiceEvent }> = [];
@@ -224,11 +218,12 @@ export function invoiceService(deps: {
     }
     if (rows.length === 0) return outcomes;
     await invoices.insertMany(rows, tx);
-    for (const id of new Set(rows.map((row) => row.business_id))) {
-      await businesses.setChainHead(heads.get(id) as ChainHead, tx);
-    }
+    await businesses.setChainHeads(
+      [...new Set(rows.map((row) => row.business_id))].map((id) => heads.get(id) as ChainHead),
+      tx,
+    );
     await invoices.addEvents(history, tx);
-    await transmission.notifyMany(notices, tx);
+    await transmission.notifyMany(notices, tx, subscribers);
     const sending = rows.filter((row) => row.status === "TRANSMITTING");
     if (sending.length > 0) {
       const jobs = await transmission.enqueueNewDeliveries(
@@ -258,8 +253,11 @@ export function invoiceService(deps: {
         );
       }
     },
-    // One writer at a time on SQLite; on PostgreSQL, batches of different businesses run side by side.
-    { maxBatch: deps.maxSignBatch ?? 64, concurrency: engineOf(db) === "postgres" ? 4 : 1 },
+    // One batch at a time on both engines: a batch locks the chains of every business it holds, so
+    // batches side by side mostly wait on each other's locks (measured on PostgreSQL, 2 processes:
+    // 1,143 signs/s one at a time, 731 with four), while one at a time each takes everything that
+    // arrived during the last.
+    { maxBatch: deps.maxSignBatch ?? 64, concurrency: 1 },
   );
 
   const readDocument = (row: InvoiceTable) => openDocument(row, sealer);

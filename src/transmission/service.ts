@@ -61,10 +61,13 @@ export function transmissionService(deps: {
 
   type Notice = { businessId: string; type: EventType; data: Record<string, unknown>; at: string };
 
-  /** Queues a webhook event for each notice whose business has a webhook, in the caller's transaction. */
-  async function notifyMany(notices: readonly Notice[], tx: Executor) {
+  /**
+   * Queues a webhook event for each notice whose business has a webhook, in the caller's
+   * transaction; `subscribed` (from `webhooks.subscribed`) when the caller has read it already.
+   */
+  async function notifyMany(notices: readonly Notice[], tx: Executor, subscribed?: ReadonlySet<string>) {
     if (notices.length === 0) return;
-    const subscribed = await webhooks.subscribed([...new Set(notices.map((n) => n.businessId))], tx);
+    subscribed ??= await webhooks.subscribed([...new Set(notices.map((n) => n.businessId))], tx);
     const jobs = notices
       .filter((notice) => subscribed.has(notice.businessId))
       .map(({ businessId, type, data, at }) => ({
@@ -315,6 +318,8 @@ export function transmissionService(deps: {
     settings,
     notify,
     notifyMany,
+    /** Which of these businesses have a webhook. */
+    subscribers: (businessIds: readonly string[], tx: Executor) => webhooks.subscribed(businessIds, tx),
     process,
     claimDue: (owner: string, limit: number) => outbox.claimDue(lease(owner), limit),
     release: (owner: string) => outbox.release(owner),
