@@ -7,6 +7,7 @@ import { businessProfiles } from "./businesses/profiles.ts";
 import { businessRepository } from "./businesses/repository.ts";
 import { businessService } from "./businesses/service.ts";
 import type { Config } from "./config.ts";
+import { startCheckpointer } from "./db/checkpointer.ts";
 import { openDatabase } from "./db/database.ts";
 import { migrateToLatest, pendingMigrations } from "./db/migrations.ts";
 import { buildApp } from "./http/app.ts";
@@ -42,7 +43,11 @@ export type Logger = pino.Logger;
 
 /** The composition root: configuration in, every service wired with exactly what it needs. */
 export async function createContext(config: Config) {
-  const db = openDatabase(config.database, config);
+  const sqliteFile =
+    config.database.engine === "sqlite" && config.database.file !== ":memory:"
+      ? config.database.file
+      : undefined;
+  const db = openDatabase(config.database, { ...config, checkpointer: sqliteFile !== undefined });
   try {
     if (config.mode === "production") {
       const pending = await pendingMigrations(db);
@@ -58,6 +63,7 @@ export async function createContext(config: Config) {
     await db.destroy();
     throw err;
   }
+  const checkpointer = sqliteFile ? startCheckpointer(sqliteFile) : undefined;
   const keyring = loadKeyring(config);
   const sealer = createSealer(keyring.dataKeys);
   const qr = qrCodec(keyring.qrKeys);
@@ -136,7 +142,10 @@ export async function createContext(config: Config) {
     webhooks,
     metrics,
     dataKeys,
-    close: () => db.destroy(),
+    close: async () => {
+      await checkpointer?.stop();
+      await db.destroy();
+    },
   };
 }
 

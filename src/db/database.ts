@@ -16,6 +16,7 @@ import {
 } from "kysely";
 import pg from "pg";
 import type { Config } from "../config.ts";
+import { SAFETY_PAGES } from "./checkpointer.ts";
 import type { Database } from "./schema.ts";
 
 export type Db = Kysely<Database>;
@@ -33,7 +34,7 @@ export function engineOf(db: Pick<Kysely<unknown>, "getExecutor">): Engine {
 
 export function openDatabase(
   database: Config["database"],
-  options: Pick<Config, "dbPool"> = { dbPool: defaultPool },
+  options: Pick<Config, "dbPool"> & { checkpointer?: boolean } = { dbPool: defaultPool },
 ): Db {
   let db: Db;
   if (database.engine === "postgres") {
@@ -60,6 +61,8 @@ export function openDatabase(
     // SQLite's default cache is 2 MB; past a few hundred thousand invoices the indexes alone are
     // far larger, and every lookup would read its pages again from the file.
     sqlite.pragma(`cache_size = -${options.dbPool.sqliteCacheMb * 1024}`);
+    // A server process leaves checkpoints to its checkpointer thread (see checkpointer.ts).
+    if (options.checkpointer) sqlite.pragma(`wal_autocheckpoint = ${SAFETY_PAGES}`);
     db = new Kysely<Database>({
       dialect: new ImmediateSqliteDialect({ database: cachingStatements(sqlite) }),
     });
