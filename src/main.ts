@@ -1,5 +1,6 @@
 import cluster from "node:cluster";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { sql } from "kysely";
 import pino from "pino";
@@ -11,6 +12,7 @@ import { startCheckpointer } from "./db/checkpointer.ts";
 import { openDatabase } from "./db/database.ts";
 import { migrateToLatest, pendingMigrations } from "./db/migrations.ts";
 import { buildApp } from "./http/app.ts";
+import { preparer } from "./invoices/preparation-pool.ts";
 import { invoiceRepository } from "./invoices/repository.ts";
 import { invoiceRoutes } from "./invoices/routes.ts";
 import { invoiceService } from "./invoices/service.ts";
@@ -68,6 +70,11 @@ export async function createContext(config: Config) {
   const sealer = createSealer(keyring.dataKeys);
   const qr = qrCodec(keyring.qrKeys);
   const signer = createSigner(keyring.signingKeys);
+  // Its own thread wherever there is another core to run it on.
+  const preparations = preparer(
+    { dataKeys: keyring.dataKeys, qrPublicKeyPem: qr.publicKeyPem },
+    { thread: os.availableParallelism() > 1 },
+  );
 
   const businessesRepo = businessRepository(db);
   const invoicesRepo = invoiceRepository(db);
@@ -109,7 +116,7 @@ export async function createContext(config: Config) {
     businesses: businessesRepo,
     profiles: businessProfiles(businessesRepo),
     sealer,
-    qr,
+    preparer: preparations,
     signer,
     validate: validateInvoice,
     products: knownProducts,
@@ -143,6 +150,7 @@ export async function createContext(config: Config) {
     metrics,
     dataKeys,
     close: async () => {
+      await preparations.close();
       await checkpointer?.stop();
       await db.destroy();
     },

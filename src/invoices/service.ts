@@ -9,12 +9,13 @@ import type { Sealer } from "../keys/sealer.ts";
 import type { PaymentStatus } from "../reference/data.ts";
 import type { ProductCodes } from "../reference/product-codes.ts";
 import { irnProblem } from "../signing/irn.ts";
-import type { QrCodec } from "../signing/qr.ts";
-import { canonicalDocument, type Signature, type Signer } from "../signing/signer.ts";
+import type { Signature, Signer } from "../signing/signer.ts";
 import type { TransmissionService } from "../transmission/service.ts";
+import type { Preparation } from "./preparation.ts";
+import type { Preparer } from "./preparation-pool.ts";
 import { type InvoiceEvent, type InvoiceRepository, isUniqueViolation } from "./repository.ts";
 import type { InvoiceDocument } from "./schema.ts";
-import { openDocument, storeDocument } from "./stored-document.ts";
+import { openDocument } from "./stored-document.ts";
 import type { InvoiceValidator } from "./validation.ts";
 
 /** What webhook events say about an invoice: its state, never its content. */
@@ -54,7 +55,8 @@ export function invoiceService(deps: {
   businesses: Pick<BusinessRepository, "lockChains" | "setChainHeads">;
   profiles: Pick<BusinessProfiles, "find">;
   sealer: Sealer;
-  qr: Pick<QrCodec, "encrypt">;
+  /** Works out the per-invoice cryptography of a batch of signs. */
+  preparer: Pick<Preparer, "run">;
   signer: Pick<Signer, "signCanonical">;
   validate: InvoiceValidator;
   products: Pick<ProductCodes, "current">;
@@ -72,7 +74,7 @@ export function invoiceService(deps: {
     businesses,
     profiles,
     sealer,
-    qr,
+    preparer,
     signer,
     validate,
     products,
@@ -103,11 +105,12 @@ export function invoiceService(deps: {
   }
 
   /**
-   * Everything about a sign that does not depend on the hash chain, worked out before the write
-   * lock: the stored form with its confidential fields sealed, the QR code and the document's
-   * canonical form. Under the lock remain only the chain link, the signature and the writes.
+   * A sign as submitted: everything about it that does not depend on the hash chain. Its
+   * cryptography (canonical form, sealing, QR code) is worked out for the whole batch at once, on
+   * the preparation thread, before the chains are locked; under the lock remain only the chain
+   * link, the signature and the writes.
    */
-  function prepare(
+  function submission(
     principal: Principal,
     document: InvoiceDocument,
     business: BusinessProfile,
@@ -116,10 +119,14 @@ export function invoiceService(deps: {
     const signedAt = new Date().toISOString();
     return {
       principal,
-      business,
-      document,
+      businessId: business.id,
       signedAt,
-      canonical: canonicalDocument(document as Record<string, unknown>),
+      input: {
+        document: document as Record<string, unknown>,
+        irn: document.irn,
+        certificate: business.certificate,
+        signedAt,
+      },
       row: {
         irn: document.irn,
         business_id: business.id,
@@ -130,19 +137,18 @@ export function invoiceService(deps: {
         issue_date: document.issue_date,
         supplier_tin: document.accounting_supplier_party.tin,
         customer_tin: document.accounting_customer_party.tin ?? null,
-        ...storeDocument(document, document.irn, sealer),
         signed_at: signedAt,
         transmitted_at: null,
         authority_reference: null,
-        qr_code: qr.encrypt({
-          irn: `${document.irn}.${Math.floor(Date.parse(signedAt) / 1000)}`,
-          certificate: business.certificate,
-        }),
         updated_at: signedAt,
       },
     };
   }
-  type Submission = ReturnType<typeof prepare>;
+  type Submitted = ReturnType<typeof submission>;
+  type Submission = Omit<Submitted, "input"> & {
+    canonical: string;
+    row: Submitted["row"] & { document: string; sealed: string | null; qr_code: string };
+  };
   type Registered = { row: InvoiceTable; jobId: number | undefined };
 
   const irnExists = (irn: string) =>
@@ -159,7 +165,7 @@ export function invoiceService(deps: {
    * transaction can register it meanwhile.
    */
   async function signInto(tx: Executor, batch: readonly Submission[]): Promise<Outcome<Registered>[]> {
-    const businessIds = [...new Set(batch.map((s) => s.business.id))];
+    const businessIds = [...new Set(batch.map((s) => s.businessId))];
     // The reads come before the chains are locked, so the lock is held for the writes alone (on
     // PostgreSQL, every statement under it is a round trip that every other sign of the business
     // waits for). An IRN registered meanwhile by another process still fails on the constraint.
@@ -174,9 +180,9 @@ export function invoiceService(deps: {
     const history: Array<{ irn: string; event: InvoiceEvent }> = [];
     const notices: Parameters<TransmissionService["notifyMany"]>[0][number][] = [];
     for (const submission of batch) {
-      const { row: prepared, business, principal, signedAt } = submission;
-      const head = heads.get(business.id);
-      if (!head) throw new Error(`business ${business.id} has no row to hold its chain`);
+      const { row: prepared, businessId, principal, signedAt } = submission;
+      const head = heads.get(businessId);
+      if (!head) throw new Error(`business ${businessId} has no row to hold its chain`);
       if (taken.has(prepared.irn)) {
         outcomes.push({ ok: false, error: irnExists(prepared.irn) });
         continue;
@@ -185,7 +191,7 @@ export function invoiceService(deps: {
       const signature = signer.signCanonical(
         {
           irn: prepared.irn,
-          business_id: business.id,
+          business_id: businessId,
           signed_at: signedAt,
           previous_hash: head.chain_head,
         },
@@ -213,7 +219,7 @@ export function invoiceService(deps: {
           event: { at: signedAt, type: "transmission_queued", actor, detail: {} },
         });
       }
-      notices.push({ businessId: business.id, type: "invoice.signed", data: eventData(row), at: signedAt });
+      notices.push({ businessId, type: "invoice.signed", data: eventData(row), at: signedAt });
       outcomes.push({ ok: true, value: { row, jobId: undefined } });
     }
     if (rows.length === 0) return outcomes;
@@ -236,8 +242,13 @@ export function invoiceService(deps: {
     return outcomes;
   }
 
-  const signing = groupCommit<Submission, Registered>(
-    async (batch) => {
+  const signing = groupCommit<Submitted, Registered>(
+    async (submitted) => {
+      const prepared = await preparer.run(submitted.map((s) => s.input));
+      const batch: Submission[] = submitted.map(({ input: _, ...s }, i) => {
+        const { canonical, document, sealed, qrCode } = prepared[i] as Preparation;
+        return { ...s, canonical, row: { ...s.row, document, sealed, qr_code: qrCode } };
+      });
       try {
         return await writeTransaction(db, (tx) => signInto(tx, batch));
       } catch (error) {
@@ -265,7 +276,7 @@ export function invoiceService(deps: {
   async function register(principal: Principal, body: unknown, transmitting: boolean) {
     const { document, business, warnings } = await check(principal, body);
     try {
-      const registered = await signing.submit(prepare(principal, document, business, transmitting));
+      const registered = await signing.submit(submission(principal, document, business, transmitting));
       return { ...registered, document, warnings };
     } catch (err) {
       // A concurrent batch of another process registered it first (the constraint had the last word).
