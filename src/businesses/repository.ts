@@ -1,6 +1,5 @@
 import { type RawBuilder, sql } from "kysely";
-import { type Db, type Executor, engineOf } from "../db/database.ts";
-import { powerOfTwoChunks } from "../db/group-commit.ts";
+import { type Db, type Executor, engineOf, powerOfTwoChunks } from "../db/database.ts";
 import type { ApiKeyTable, Business, NewBusinessRow } from "../db/schema.ts";
 
 /** Where a business's hash chain ends: the hash of its latest signed invoice and the chain's length. */

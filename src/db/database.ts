@@ -199,3 +199,20 @@ class ImmediateSqliteDialect extends SqliteDialect {
     return new ImmediateSqliteDriver(this.#config);
   }
 }
+
+/**
+ * Splits rows for multi-row statements into chunks whose sizes are powers of two (at most `max`):
+ * a statement's text depends on its row count, and prepared statements are kept by text, so a few
+ * sizes are prepared once instead of one statement per batch size.
+ */
+export function powerOfTwoChunks<T>(rows: readonly T[], max = 64): T[][] {
+  const chunks: T[][] = [];
+  let at = 0;
+  while (at < rows.length) {
+    let size = max;
+    while (size > rows.length - at) size /= 2;
+    chunks.push(rows.slice(at, at + size));
+    at += size;
+  }
+  return chunks;
+}

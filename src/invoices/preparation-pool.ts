@@ -1,8 +1,9 @@
 import { Worker } from "node:worker_threads";
+import { batcher } from "../batcher.ts";
 import { type Preparation, type PreparationInput, type PreparationKeys, preparation } from "./preparation.ts";
 
 export type Preparer = {
-  run(inputs: PreparationInput[]): Promise<Preparation[]>;
+  prepare(input: PreparationInput): Promise<Preparation>;
   close(): Promise<void>;
 };
 
@@ -11,13 +12,15 @@ const THREAD = new URL("./preparation-thread.mjs", import.meta.url);
 /**
  * The per-invoice cryptography of a sign (canonical form, sealing, QR encryption: about a fifth of
  * the sign path's time on the event loop) on a thread of its own, so it runs on another core
- * while the event loop parses, validates and writes. A batch goes over in one message. With
- * `thread: false` the same work runs in place (the CLI, and a machine with one core).
+ * while the event loop parses, validates and writes. The inputs of one turn of the event loop go
+ * over in one message; two such batches may be out at once, so the thread prepares the next batch
+ * while the last one is being written. With `thread: false` the same work runs in place (a machine
+ * with one core).
  */
 export function preparer(keys: PreparationKeys, options: { thread: boolean }): Preparer {
   if (!options.thread) {
     const prepare = preparation(keys);
-    return { run: async (inputs) => inputs.map(prepare), close: async () => {} };
+    return { prepare: async (input) => prepare(input), close: async () => {} };
   }
   let worker: Worker | undefined;
   let nextId = 0;
@@ -50,16 +53,21 @@ export function preparer(keys: PreparationKeys, options: { thread: boolean }): P
     return started;
   }
 
+  const run = (inputs: PreparationInput[]) =>
+    new Promise<Preparation[]>((resolve, reject) => {
+      const id = nextId++;
+      waiting.set(id, { resolve, reject });
+      const target = thread();
+      target.ref();
+      target.postMessage({ id, inputs });
+    });
+  const batches = batcher<PreparationInput, Preparation>(
+    async (inputs) => (await run(inputs)).map((value) => ({ ok: true, value })),
+    { maxBatch: 64, concurrency: 2 },
+  );
+
   return {
-    run(inputs) {
-      return new Promise((resolve, reject) => {
-        const id = nextId++;
-        waiting.set(id, { resolve, reject });
-        const target = thread();
-        target.ref();
-        target.postMessage({ id, inputs });
-      });
-    },
+    prepare: (input) => batches.submit(input),
     async close() {
       const stopping = worker;
       worker = undefined;

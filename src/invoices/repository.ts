@@ -1,6 +1,5 @@
 import { type CompiledQuery, sql } from "kysely";
-import { type Db, type Executor, engineOf } from "../db/database.ts";
-import { powerOfTwoChunks } from "../db/group-commit.ts";
+import { type Db, type Executor, engineOf, powerOfTwoChunks } from "../db/database.ts";
 import { LOOKUP_COLUMNS } from "../db/migrations.ts";
 import type { InvoiceTable } from "../db/schema.ts";
 

@@ -1,6 +1,5 @@
 import type { Insertable } from "kysely";
-import { type Db, type Executor, engineOf } from "../db/database.ts";
-import { powerOfTwoChunks } from "../db/group-commit.ts";
+import { type Db, type Executor, engineOf, powerOfTwoChunks } from "../db/database.ts";
 import type { JobKind, OutboxJob, OutboxJobTable } from "../db/schema.ts";
 
 export type Lease = { owner: string; now: string; until: string };

@@ -3,8 +3,8 @@ import { test } from "node:test";
 import SQLite from "better-sqlite3";
 import { sql } from "kysely";
 import pg from "pg";
-import { writeTransaction } from "../../src/db/database.ts";
-import { groupCommit, type Outcome, powerOfTwoChunks } from "../../src/db/group-commit.ts";
+import { batcher, type Outcome } from "../../src/batcher.ts";
+import { powerOfTwoChunks, writeTransaction } from "../../src/db/database.ts";
 import { isUniqueViolation } from "../../src/invoices/repository.ts";
 import { build, ENGINE, freshInvoice, type Json, tenant } from "../helpers.ts";
 
@@ -34,7 +34,7 @@ test(`group commit on ${ENGINE}: one batch per turn, each item its own outcome, 
       };
 
   const batches: string[][] = [];
-  const commit = groupCommit<string, string>(
+  const commit = batcher<string, string>(
     async (ids) => {
       batches.push(ids);
       return writeTransaction(ctx.db, async (tx) => {

@@ -1,27 +1,23 @@
 /** One item's result inside a batch: a batch never fails an item for another item's fault. */
 export type Outcome<T> = { ok: true; value: T } | { ok: false; error: unknown };
 
-export type GroupCommit<I, O> = {
-  /** Resolves with the item's own outcome once the batch holding it has committed. */
+export type Batcher<I, O> = {
+  /** Resolves with the item's own outcome once the batch holding it is done. */
   submit(item: I): Promise<O>;
 };
 
 /**
- * Group commit. The items submitted in one turn of the event loop are handed to `run` together, so
- * they share one transaction, one commit (on SQLite, one fsync of the WAL) and a few multi-row
- * statements instead of a transaction and about ten statements each. `run` answers one outcome per
- * item, in order; an item is answered only after `run` returns, that is after the shared commit, so
- * an acknowledged result is as durable as with a commit of its own. If `run` itself throws (the
- * transaction could not begin or commit), every item of the batch fails with that error.
- *
- * `concurrency` batches may be in flight at once: one where the engine has one writer (SQLite),
- * more where transactions run side by side on a pool (PostgreSQL). Under light load a batch holds
- * one item and nothing waits.
+ * Hands the items submitted in one turn of the event loop to `run` together, at most `maxBatch` at
+ * a time and `concurrency` batches in flight. `run` answers one outcome per item, in order, and each
+ * item is answered only when `run` returns: for a group commit (see the invoice service), only after
+ * the shared commit, so an acknowledged result is as durable as with a commit of its own. If `run`
+ * itself throws, every item of its batch fails with that error. Under light load a batch holds one
+ * item and nothing waits.
  */
-export function groupCommit<I, O>(
+export function batcher<I, O>(
   run: (items: I[]) => Promise<Outcome<O>[]>,
   options: { maxBatch: number; concurrency: number },
-): GroupCommit<I, O> {
+): Batcher<I, O> {
   type Pending = { item: I; resolve(value: O): void; reject(reason: unknown): void };
   let queue: Pending[] = [];
   let running = 0;
@@ -70,21 +66,4 @@ export function groupCommit<I, O>(
       });
     },
   };
-}
-
-/**
- * Splits rows for multi-row statements into chunks whose sizes are powers of two (at most `max`):
- * a statement's text depends on its row count, and prepared statements are kept by text, so a few
- * sizes are prepared once instead of one statement per batch size.
- */
-export function powerOfTwoChunks<T>(rows: readonly T[], max = 64): T[][] {
-  const chunks: T[][] = [];
-  let at = 0;
-  while (at < rows.length) {
-    let size = max;
-    while (size > rows.length - at) size /= 2;
-    chunks.push(rows.slice(at, at + size));
-    at += size;
-  }
-  return chunks;
 }
