@@ -162,9 +162,7 @@ export function invoiceService(deps: {
   /**
    * Signs and stores a batch in the caller's transaction with a few multi-row statements: each
    * invoice takes the next link of its business's chain, in submission order. An IRN registered
-   * before, or earlier in the same batch, fails alone. The existing IRNs are read after the chains
-   * are locked: an IRN belongs to one business (it carries its service id), so no other
-   * transaction can register it meanwhile.
+   * before, or earlier in the same batch, fails alone.
    */
   async function signInto(tx: Executor, batch: readonly Submission[]): Promise<Outcome<Registered>[]> {
     const businessIds = [...new Set(batch.map((s) => s.businessId))];
@@ -181,26 +179,26 @@ export function invoiceService(deps: {
     const rows: InvoiceTable[] = [];
     const history: Array<{ irn: string; event: InvoiceEvent }> = [];
     const notices: Parameters<TransmissionService["notifyMany"]>[0][number][] = [];
-    for (const submission of batch) {
-      const { row: prepared, businessId, principal, signedAt } = submission;
+    for (const item of batch) {
+      const { row: draft, businessId, principal, signedAt } = item;
       const head = heads.get(businessId);
       if (!head) throw new Error(`business ${businessId} has no row to hold its chain`);
-      if (taken.has(prepared.irn)) {
-        outcomes.push({ ok: false, error: irnExists(prepared.irn) });
+      if (taken.has(draft.irn)) {
+        outcomes.push({ ok: false, error: irnExists(draft.irn) });
         continue;
       }
-      taken.add(prepared.irn);
+      taken.add(draft.irn);
       const signature = signer.signCanonical(
         {
-          irn: prepared.irn,
+          irn: draft.irn,
           business_id: businessId,
           signed_at: signedAt,
           previous_hash: head.chain_head,
         },
-        submission.canonical,
+        item.canonical,
       );
       const row: InvoiceTable = {
-        ...prepared,
+        ...draft,
         chain_seq: head.chain_length + 1,
         previous_hash: head.chain_head,
         hash: signature.hash,
@@ -258,8 +256,8 @@ export function invoiceService(deps: {
         if (batch.length === 1 || isTransientDatabaseError(error)) throw error;
         // Something failed that the batch did not foresee: each on its own, so only its culprit fails.
         return Promise.all(
-          batch.map((submission) =>
-            writeTransaction(db, (tx) => signInto(tx, [submission])).then(
+          batch.map((item) =>
+            writeTransaction(db, (tx) => signInto(tx, [item])).then(
               ([outcome]) => outcome as Outcome<Registered>,
               (err: unknown) => ({ ok: false as const, error: err }),
             ),
