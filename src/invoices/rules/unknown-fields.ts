@@ -35,18 +35,21 @@ function suggestion(name: string, known: string[]): string {
 
 function walk(value: unknown, schema: SchemaNode, path: string, out: Violation[]): void {
   if (schema.properties && isObject(value)) {
-    const known = Object.keys(schema.properties);
-    for (const [key, child] of Object.entries(value)) {
+    const properties = schema.properties;
+    for (const key of Object.keys(value)) {
       // Own properties only: `constructor` or `toString` in a document are unknown fields too.
-      const childSchema = Object.hasOwn(schema.properties, key) ? schema.properties[key] : undefined;
-      const at = path ? `${path}.${key}` : key;
-      if (childSchema) walk(child, childSchema, at, out);
-      else
+      const childSchema = Object.hasOwn(properties, key) ? properties[key] : undefined;
+      const child = value[key];
+      // Paths are built only where they can be reported: below objects and arrays, and for an unknown field.
+      if (childSchema && typeof child === "object" && child !== null) {
+        walk(child, childSchema, path ? `${path}.${key}` : key, out);
+      } else if (!childSchema) {
         out.push({
-          path: at,
+          path: path ? `${path}.${key}` : key,
           rule: "unknown_field",
-          message: `is not a field of the invoice document and was ignored${suggestion(key, known)}`,
+          message: `is not a field of the invoice document and was ignored${suggestion(key, Object.keys(properties))}`,
         });
+      }
     }
   } else if (schema.items && Array.isArray(value)) {
     const items = schema.items;
