@@ -103,6 +103,8 @@ try {
     url: string;
     request?: autocannon.Request;
     steady?: { rate: number; request: () => SteadyRequest };
+    /** Invoices carried by each request, when more than one. */
+    invoicesPerRequest?: number;
   };
   const scenarios: Scenario[] = [
     {
@@ -144,6 +146,20 @@ try {
       steady: {
         rate: 1000,
         request: () => ({ method: "POST", path: "/api/v1/einvoice/sign", headers, body: fresh() }),
+      },
+    },
+    {
+      name: "batch/sign, 100 invoices a request",
+      url: api,
+      invoicesPerRequest: 100,
+      request: {
+        method: "POST",
+        path: "/api/v1/einvoice/batch/sign",
+        headers,
+        setupRequest: (r) => ({
+          ...r,
+          body: `{"invoices":[${Array.from({ length: 100 }, () => fresh()).join(",")}]}`,
+        }),
       },
     },
     {
@@ -203,8 +219,11 @@ try {
     });
     const bad = result.non2xx + result.errors + result.timeouts;
     rates.set(s.name, result.requests.average);
+    const invoices = s.invoicesPerRequest
+      ? `   (${Math.round(result.requests.average * s.invoicesPerRequest)} invoices/s)`
+      : "";
     console.log(
-      `${s.name.padEnd(38)} ${Math.round(result.requests.average).toString().padStart(7)} req/s   p50 ${String(result.latency.p50).padStart(4)} ms   p99 ${String(result.latency.p99).padStart(4)} ms${bad ? `   (${bad} not 2xx)` : ""}`,
+      `${s.name.padEnd(38)} ${Math.round(result.requests.average).toString().padStart(7)} req/s   p50 ${String(result.latency.p50).padStart(4)} ms   p99 ${String(result.latency.p99).padStart(4)} ms${invoices}${bad ? `   (${bad} not 2xx)` : ""}`,
     );
   }
   const ceiling = rates.get("ceiling (bare Fastify, same body)") ?? 1;

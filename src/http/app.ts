@@ -7,6 +7,7 @@ import { createAjv } from "./ajv.ts";
 import { health } from "./envelope.ts";
 import { fromFrameworkError, routeNotFound, sendError, unauthorized } from "./error-mapper.ts";
 import { DomainError } from "./errors.ts";
+import { BODY_LIMIT } from "./limits.ts";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -32,8 +33,6 @@ export type AppDeps = {
   /** Resolves when the database answers; for the readiness probe. */
   ready(): Promise<void>;
 };
-
-export const BODY_LIMIT = 1024 * 1024;
 
 const nulRefused = (details: string) =>
   new DomainError("bad_request", { message: "Invalid request", details });

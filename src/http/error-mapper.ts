@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { isTransientDatabaseError } from "../db/database.ts";
 import { DomainError, ERROR_STATUS, schemaViolations, summarize } from "./errors.ts";
+import { BODY_LIMIT } from "./limits.ts";
 
 const UNAUTHORIZED_DETAILS =
   "API credentials are invalid or missing: send the API-KEY and API-SECRET headers";
@@ -70,7 +71,7 @@ export function fromFrameworkError(err: FastifyError, request: FastifyRequest): 
     case "FST_ERR_CTP_BODY_TOO_LARGE":
       return new DomainError("payload_too_large", {
         message: "Request body too large",
-        details: "the request body exceeds the limit of 1 MiB",
+        details: `the request body exceeds the limit of ${(request.routeOptions.bodyLimit ?? BODY_LIMIT) / (1024 * 1024)} MiB`,
       });
     case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
       return new DomainError("unsupported_media_type", {

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
 import { action, withWarnings } from "../http/envelope.ts";
+import { BATCH_BODY_LIMIT, BATCH_MAX_DOCUMENTS } from "../http/limits.ts";
 import { PAYMENT_STATUSES } from "../reference/data.ts";
 import { InvoiceDocument } from "./schema.ts";
 import type { InvoiceService } from "./service.ts";
@@ -10,6 +11,9 @@ const IrnParams = Type.Object({ irn: Type.String({ minLength: 1, maxLength: 100 
 const UpdateBody = Type.Object({
   payment_status: Type.Union(PAYMENT_STATUSES.map((s) => Type.Literal(s))),
   reference: Type.Optional(Type.String({ maxLength: 500 })),
+});
+const BatchBody = Type.Object({
+  invoices: Type.Array(Type.Unknown(), { minItems: 1, maxItems: BATCH_MAX_DOCUMENTS }),
 });
 const IrnValidateBody = Type.Object({
   irn: Type.String({ minLength: 1, maxLength: 100 }),
@@ -56,6 +60,29 @@ export function invoiceRoutes(deps: { invoices: InvoiceService }): FastifyPlugin
         return withWarnings(action("Invoice transmitted successfully!", []), warnings);
       },
     );
+
+    // Each document is checked by the service on its own; the schema bounds only the batch itself.
+    for (const [path, transmitting] of [
+      ["batch/sign", false],
+      ["batch/sign-transmit", true],
+    ] as const) {
+      app.post(
+        `${PREFIX}/${path}`,
+        {
+          schema: { body: BatchBody },
+          bodyLimit: BATCH_BODY_LIMIT,
+          config: {
+            handler: `invoice.${path.replace("/", "_")}`,
+            failureMessage: "Failed to validate batch",
+          },
+        },
+        async (request) =>
+          action(
+            "Batch processed",
+            await invoices.signMany(request.principal, request.body.invoices, transmitting),
+          ),
+      );
+    }
 
     app.get(
       `${PREFIX}/transmit/:irn`,

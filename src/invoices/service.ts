@@ -29,6 +29,18 @@ function eventData(row: Pick<InvoiceTable, "irn" | "business_id" | "status" | "p
 
 export type InvoiceStatus = "SIGNED" | "TRANSMITTING" | "TRANSMITTED" | "TRANSMISSION_FAILED";
 
+/** One document's outcome in a batch, at its position in the request. */
+export type BatchResult = {
+  index: number;
+  irn: string | null;
+  status: "signed" | "duplicate" | "invalid";
+  transmission?: "queued";
+  message?: string;
+  details?: string;
+  violations?: Violation[];
+  warnings?: Violation[];
+};
+
 const INVALID_INVOICE = "Failed to validate invoice";
 
 function validationFailed(violations: Violation[]): DomainError {
@@ -330,6 +342,52 @@ export function invoiceService(deps: {
     async sign(principal: Principal, body: unknown) {
       const { warnings } = await register(principal, body, false);
       return { warnings };
+    },
+
+    /**
+     * Signs each document of a batch on its own: an invalid or duplicate document never holds up the
+     * others. The valid ones meet in the group commit (transactions of up to 64), and each result is
+     * given only after its commit. With `transmitting`, each signed invoice is queued for delivery
+     * (the outbox workers deliver it; `lookup/{IRN}` tells when) instead of waited for.
+     */
+    async signMany(principal: Principal, bodies: readonly unknown[], transmitting: boolean) {
+      const results: Promise<BatchResult>[] = [];
+      for (const [index, body] of bodies.entries()) {
+        // Validation runs on the event loop: a turn in between every 64 documents keeps the other
+        // requests moving while a large batch is checked.
+        if (index > 0 && index % 64 === 0) await new Promise((resolve) => setImmediate(resolve));
+        const claimed =
+          typeof body === "object" && body !== null ? (body as { irn?: unknown }).irn : undefined;
+        const irn = typeof claimed === "string" ? claimed : null;
+        results.push(
+          register(principal, body, transmitting).then(
+            ({ warnings }): BatchResult => ({
+              index,
+              irn,
+              status: "signed",
+              ...(transmitting ? { transmission: "queued" as const } : {}),
+              ...(warnings.length > 0 ? { warnings } : {}),
+            }),
+            (err: unknown): BatchResult => {
+              if (
+                err instanceof DomainError &&
+                (err.code === "irn_exists" || err.code === "validation_failed")
+              ) {
+                return {
+                  index,
+                  irn,
+                  status: err.code === "irn_exists" ? "duplicate" : "invalid",
+                  message: err.message,
+                  details: err.details,
+                  ...(err.violations ? { violations: err.violations } : {}),
+                };
+              }
+              throw err;
+            },
+          ),
+        );
+      }
+      return Promise.all(results);
     },
 
     async signAndTransmit(principal: Principal, body: unknown) {
