@@ -620,6 +620,13 @@ test("bad input never breaks it: fuzzed requests to every endpoint that takes in
       template: invoice,
     },
     {
+      name: "batch/sign",
+      method: "POST",
+      url: () => `${API}/batch/sign`,
+      shape: "action",
+      template: () => fromJson({ invoices: [freshInvoice(who, "invoice-minimal"), freshInvoice(who)] }),
+    },
+    {
       name: "irn/validate",
       method: "POST",
       url: () => `${API}/irn/validate`,
