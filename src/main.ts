@@ -12,6 +12,7 @@ import { startCheckpointer } from "./db/checkpointer.ts";
 import { openDatabase } from "./db/database.ts";
 import { migrateToLatest, pendingMigrations } from "./db/migrations.ts";
 import { buildApp } from "./http/app.ts";
+import { serviceMetrics } from "./http/metrics.ts";
 import { preparer } from "./invoices/preparation-pool.ts";
 import { invoiceRepository } from "./invoices/repository.ts";
 import { invoiceRoutes } from "./invoices/routes.ts";
@@ -88,6 +89,7 @@ export async function createContext(config: Config) {
     pepper: keyring.pepper,
   });
   const metrics = outboxMetrics();
+  const counters = serviceMetrics(metrics.registry);
   const webhooksRepo = webhookRepository(db);
   const transmission = transmissionService({
     db,
@@ -122,6 +124,7 @@ export async function createContext(config: Config) {
     products: knownProducts,
     transmission,
     transmitWaitMs: config.outbox.transmitWaitMs,
+    onSigned: counters.signed,
   });
   const reports = reportService({ db, reports: reportRepository(db), invoices: invoicesRepo });
 
@@ -148,6 +151,7 @@ export async function createContext(config: Config) {
     transmission,
     webhooks,
     metrics,
+    counters,
     dataKeys,
     close: async () => {
       await preparations.close();
@@ -178,6 +182,7 @@ export function createServer(ctx: Context, logger: Logger) {
     ready: async () => {
       await sql`select 1`.execute(ctx.db);
     },
+    metrics: ctx.counters,
     routes: [
       referenceRoutes({ reference: ctx.reference }),
       invoiceRoutes({ invoices: ctx.invoices }),

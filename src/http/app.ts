@@ -8,6 +8,7 @@ import { health } from "./envelope.ts";
 import { fromFrameworkError, routeNotFound, sendError, unauthorized } from "./error-mapper.ts";
 import { DomainError } from "./errors.ts";
 import { BODY_LIMIT } from "./limits.ts";
+import type { ServiceMetrics } from "./metrics.ts";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -32,7 +33,11 @@ export type AppDeps = {
   requestTimeoutMs: number;
   /** Resolves when the database answers; for the readiness probe. */
   ready(): Promise<void>;
+  metrics?: Pick<ServiceMetrics, "request">;
 };
+
+/** A caller's request id is kept when it is a plain token; anything else gets a fresh one. */
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 const nulRefused = (details: string) =>
   new DomainError("bad_request", { message: "Invalid request", details });
@@ -84,7 +89,11 @@ export async function buildApp(deps: AppDeps) {
   const app = Fastify({
     loggerInstance: deps.logger,
     bodyLimit: BODY_LIMIT,
-    genReqId: () => randomUUID(),
+    // The caller's `x-request-id` ties its logs to ours; every answer carries the id back.
+    genReqId: (request) => {
+      const given = header(request.headers["x-request-id"]);
+      return given !== undefined && REQUEST_ID.test(given) ? given : randomUUID();
+    },
     requestTimeout: deps.requestTimeoutMs,
     routerOptions: { maxParamLength: 200, ignoreTrailingSlash: true },
     // Failures the router meets before any route runs get the same envelope as every other error.
@@ -164,6 +173,12 @@ export async function buildApp(deps: AppDeps) {
 
   app.decorateRequest("principal", null as unknown as Principal);
 
+  // On every answer, errors and refusals included.
+  app.addHook("onSend", async (request, reply, payload) => {
+    reply.header("x-request-id", request.id);
+    return payload;
+  });
+
   // Per credential (the API key; the address when there is none), before authentication, so a flood
   // of bad requests is limited too. Each process counts its own: behind N processes the effective
   // limit is N times this, which keeps the service stateless.
@@ -194,6 +209,13 @@ export async function buildApp(deps: AppDeps) {
     if (!principal) throw unauthorized();
     request.principal = principal;
   });
+
+  const { metrics } = deps;
+  if (metrics) {
+    app.addHook("onResponse", async (request, reply) => {
+      metrics.request(request.method, request.routeOptions.url, reply.statusCode, reply.elapsedTime / 1000);
+    });
+  }
 
   app.setErrorHandler((err: FastifyError, request, reply) => {
     const domain = err instanceof DomainError ? err : fromFrameworkError(err, request);

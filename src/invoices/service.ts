@@ -76,6 +76,8 @@ export function invoiceService(deps: {
     "enqueueDelivery" | "enqueueNewDeliveries" | "deliverNow" | "notify" | "notifyMany" | "subscribers"
   >;
   transmitWaitMs: number;
+  /** Told how many invoices each committed batch signed. */
+  onSigned?: (count: number) => void;
 }) {
   const {
     db,
@@ -263,14 +265,19 @@ export function invoiceService(deps: {
   const signing = batcher<Submission, Registered>(
     async (batch) => {
       try {
-        return await writeTransaction(db, (tx) => signInto(tx, batch));
+        const outcomes = await writeTransaction(db, (tx) => signInto(tx, batch));
+        deps.onSigned?.(outcomes.filter((outcome) => outcome.ok).length);
+        return outcomes;
       } catch (error) {
         if (batch.length === 1 || isTransientDatabaseError(error)) throw error;
         // Something failed that the batch did not foresee: each on its own, so only its culprit fails.
         return Promise.all(
           batch.map((item) =>
             writeTransaction(db, (tx) => signInto(tx, [item])).then(
-              ([outcome]) => outcome as Outcome<Registered>,
+              ([outcome]) => {
+                if (outcome?.ok) deps.onSigned?.(1);
+                return outcome as Outcome<Registered>;
+              },
               (err: unknown) => ({ ok: false as const, error: err }),
             ),
           ),
