@@ -1,5 +1,6 @@
 import { createPublicKey } from "node:crypto";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { SingleBar } from "cli-progress";
 import { Command, CommanderError } from "commander";
@@ -9,7 +10,7 @@ import { migrateToLatest } from "../db/migrations.ts";
 import { DomainError } from "../http/errors.ts";
 import { BATCH_MAX_DOCUMENTS } from "../http/limits.ts";
 import { generatePrivateKey, rotateSandboxDataKey, rotateSandboxKey } from "../keys/keyring.ts";
-import { type Context, createContext, serve, work } from "../main.ts";
+import { type Context, createContext, createLogger, createServer, serve, work } from "../main.ts";
 import { jwkOf } from "../signing/signer.ts";
 import { verifyRecord } from "../signing/verify-record.ts";
 import { SubmitError, submit } from "./submit.ts";
@@ -296,6 +297,40 @@ function apiCredentials(opts: { key?: string; secret?: string }): { apiKey: stri
   }
   return { apiKey, apiSecret };
 }
+
+program
+  .command("openapi")
+  .description("print this version's OpenAPI 3.1 document (the one served at /openapi.json)")
+  .option("--out <file>", "write it, indented, to this file instead (the committed openapi.json)")
+  .action(async (opts: { out?: string }) => {
+    // The document depends on the routes only: any throwaway database and keys will do.
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "einvoice-openapi-"));
+    try {
+      const ctx = await createContext(
+        loadConfig({
+          EINVOICE_DATABASE_URL: "sqlite::memory:",
+          EINVOICE_DATA_DIR: dir,
+          EINVOICE_LOG_LEVEL: "silent",
+        }),
+      );
+      try {
+        const app = await createServer(ctx, createLogger(ctx.config));
+        await app.ready();
+        const document = app.swagger();
+        await app.close();
+        if (opts.out) {
+          fs.writeFileSync(opts.out, `${JSON.stringify(document, null, 2)}\n`);
+          print({ written: opts.out, paths: Object.keys(document.paths ?? {}).length });
+        } else {
+          print(document);
+        }
+      } finally {
+        await ctx.close();
+      }
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
 
 const keys = program.command("keys").description("service keys");
 for (const [name, kind, variable] of [

@@ -1,7 +1,9 @@
 import { randomUUID } from "node:crypto";
 import rateLimit from "@fastify/rate-limit";
+import swagger from "@fastify/swagger";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyPluginAsync } from "fastify";
+import { Type } from "typebox";
 import type { Principal } from "../businesses/service.ts";
 import { createAjv } from "./ajv.ts";
 import { health } from "./envelope.ts";
@@ -9,6 +11,7 @@ import { fromFrameworkError, routeNotFound, sendError, unauthorized } from "./er
 import { DomainError } from "./errors.ts";
 import { BODY_LIMIT } from "./limits.ts";
 import type { ServiceMetrics } from "./metrics.ts";
+import { ErrorEnvelope, responses } from "./openapi.ts";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -165,6 +168,43 @@ export async function buildApp(deps: AppDeps) {
     });
   });
 
+  // The route schemas describe the API (OpenAPI 3.1 at /openapi.json); answers are serialized as
+  // built, so a documented response schema can never drop or reshape a field.
+  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+  await app.register(swagger, {
+    // Each operation is named after its handler (the name errors carry in `error.handler`).
+    transform: ({ schema, url, route }) => ({
+      schema: { ...schema, operationId: route.config?.handler } as typeof schema,
+      url,
+    }),
+    openapi: {
+      openapi: "3.1.0",
+      servers: [{ url: "/", description: "the server that serves this document" }],
+      info: {
+        title: "E-invoicing API",
+        version: "1.0.0",
+        license: { name: "MIT", identifier: "MIT" },
+        description:
+          "Validate, sign, transmit and look up invoices for Nigeria's e-invoicing (API v1). Every request carries API-KEY and API-SECRET; errors come in one envelope whose `error.details` and `error.violations` name the field at fault.",
+      },
+      components: {
+        securitySchemes: {
+          apiKey: { type: "apiKey", in: "header", name: "API-KEY" },
+          apiSecret: { type: "apiKey", in: "header", name: "API-SECRET" },
+        },
+      },
+      security: [{ apiKey: [], apiSecret: [] }],
+      tags: [
+        { name: "invoices", description: "validate, sign, transmit, read and update invoices" },
+        { name: "batch", description: "many invoices in one request" },
+        { name: "irn and qr", description: "IRN and QR code checks, published keys" },
+        { name: "reports", description: "fiscalization reports" },
+        { name: "resources", description: "reference data" },
+        { name: "operations", description: "health, readiness, metrics and this document" },
+      ],
+    },
+  });
+
   const bodyAjv = createAjv("body");
   const textAjv = createAjv("text");
   app.setValidatorCompiler(({ schema, httpPart }) =>
@@ -227,21 +267,81 @@ export async function buildApp(deps: AppDeps) {
     sendError(reply, routeNotFound(request.method, request.url), "router"),
   );
 
-  app.get("/", { config: { handler: "health" } }, async () => health());
+  app.get(
+    "/",
+    {
+      schema: {
+        summary: "Health check",
+        tags: ["operations"],
+        response: responses(
+          Type.Object({
+            code: Type.Literal(200),
+            data: Type.Null(),
+            message: Type.Literal("API is healthy"),
+          }),
+          "the service answers",
+          [401],
+        ),
+      },
+      config: { handler: "health" },
+    },
+    async () => health(),
+  );
   // For orchestrators, beside the spec's health check: liveness needs nothing, readiness the database.
-  app.get("/healthz", { config: { handler: "healthz", public: true } }, async () => ({ status: "ok" }));
-  app.get("/readyz", { config: { handler: "readyz", public: true } }, async () => {
-    try {
-      await deps.ready();
-    } catch {
-      throw new DomainError("unavailable", {
-        message: "Not ready",
-        details: "the database does not answer",
-        retryAfter: 2,
-      });
-    }
-    return { status: "ready" };
-  });
+  const Status = (status: string) => Type.Object({ status: Type.Literal(status) });
+  app.get(
+    "/healthz",
+    {
+      schema: {
+        summary: "Liveness (no credentials)",
+        tags: ["operations"],
+        security: [],
+        response: responses(Status("ok"), "the process is up", [429]),
+      },
+      config: { handler: "healthz", public: true },
+    },
+    async () => ({ status: "ok" }),
+  );
+  app.get(
+    "/openapi.json",
+    {
+      schema: {
+        summary: "This API's OpenAPI 3.1 document (no credentials)",
+        tags: ["operations"],
+        security: [],
+        response: {
+          200: Type.Object({}, { additionalProperties: true, description: "OpenAPI 3.1" }),
+          429: { ...ErrorEnvelope, description: "too many requests from this address" },
+        },
+      },
+      config: { handler: "openapi", public: true },
+    },
+    async () => app.swagger() as unknown as Record<string, unknown>,
+  );
+  app.get(
+    "/readyz",
+    {
+      schema: {
+        summary: "Readiness: the database answers (no credentials)",
+        tags: ["operations"],
+        security: [],
+        response: responses(Status("ready"), "ready to serve", [429, 503]),
+      },
+      config: { handler: "readyz", public: true },
+    },
+    async () => {
+      try {
+        await deps.ready();
+      } catch {
+        throw new DomainError("unavailable", {
+          message: "Not ready",
+          details: "the database does not answer",
+          retryAfter: 2,
+        });
+      }
+      return { status: "ready" };
+    },
+  );
   for (const routes of deps.routes) await app.register(routes);
   return app;
 }

@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
-import { Type } from "typebox";
+import { type TSchema, Type } from "typebox";
 import { action, withWarnings } from "../http/envelope.ts";
 import { BATCH_BODY_LIMIT, BATCH_MAX_DOCUMENTS } from "../http/limits.ts";
+import { Action, responses } from "../http/openapi.ts";
 import { PAYMENT_STATUSES } from "../reference/data.ts";
 import { InvoiceDocument } from "./schema.ts";
 import type { InvoiceService } from "./service.ts";
@@ -20,6 +21,68 @@ const IrnValidateBody = Type.Object({
   business_id: Type.String({ minLength: 1, maxLength: 100 }),
 });
 
+const Empty = Type.Array(Type.Unknown(), { maxItems: 0 });
+const Status = Type.Union(
+  ["SIGNED", "TRANSMITTING", "TRANSMITTED", "TRANSMISSION_FAILED"].map((v) => Type.Literal(v)),
+);
+const Payment = Type.Union(PAYMENT_STATUSES.map((v) => Type.Literal(v)));
+const Nullable = (schema: TSchema) => Type.Union([schema, Type.Null()]);
+const Lookup = Type.Object({
+  irn: Type.String(),
+  business_id: Type.String(),
+  status: Status,
+  payment_status: Payment,
+  payment_reference: Nullable(Type.String()),
+  signed_at: Type.String({ format: "date-time" }),
+  transmitted_at: Nullable(Type.String({ format: "date-time" })),
+  authority_reference: Nullable(Type.String()),
+  attempts: Type.Array(Type.Object({ at: Type.String() }, { additionalProperties: true }), {
+    description: "each delivery attempt to the tax authority",
+  }),
+});
+const HistoryEntry = Type.Object({
+  at: Type.String({ format: "date-time" }),
+  type: Type.String(),
+  actor: Type.String({ description: "key:<API key>, outbox:<worker>, cli, …" }),
+  detail: Type.Object({}, { additionalProperties: true }),
+});
+const FullRecord = Type.Object({
+  irn: Type.String(),
+  business_id: Type.String(),
+  status: Status,
+  payment_status: Payment,
+  payment_reference: Nullable(Type.String()),
+  invoice_type_code: Type.String(),
+  issue_date: Type.String({ format: "date" }),
+  signed_at: Type.String({ format: "date-time" }),
+  transmitted_at: Nullable(Type.String({ format: "date-time" })),
+  authority_reference: Nullable(Type.String()),
+  updated_at: Type.String({ format: "date-time" }),
+  qr_code: Type.String({ description: "base64 of the RSA-encrypted QR payload" }),
+  previous_hash: Nullable(Type.String({ description: "hash of the business's previous invoice" })),
+  document: Type.Object({}, { additionalProperties: true, description: "the invoice exactly as submitted" }),
+  signature: Nullable(
+    Type.Object({
+      alg: Type.Literal("EdDSA"),
+      kid: Type.String(),
+      hash: Type.String(),
+      value: Type.String(),
+    }),
+  ),
+  history: Type.Array(HistoryEntry),
+});
+const BatchResult = Type.Object({
+  index: Type.Integer({ description: "the document's position in the request" }),
+  irn: Nullable(Type.String()),
+  status: Type.Union([Type.Literal("signed"), Type.Literal("duplicate"), Type.Literal("invalid")]),
+  transmission: Type.Optional(Type.Literal("queued")),
+  message: Type.Optional(Type.String()),
+  details: Type.Optional(Type.String()),
+  violations: Type.Optional(Type.Array(Type.Unknown())),
+  warnings: Type.Optional(Type.Array(Type.Unknown())),
+});
+const BY_IRN = [400, 401, 404, 429, 503];
+
 /**
  * The invoice document is declared for documentation, but checked by the service, which reports
  * schema and rule violations together in one answer and is the only path to storage.
@@ -32,7 +95,16 @@ export function invoiceRoutes(deps: { invoices: InvoiceService }): FastifyPlugin
   return async (app) => {
     app.post(
       `${PREFIX}/validate`,
-      { schema: { body: InvoiceDocument }, ...checkedByService, config: invoiceFailure("invoice.validate") },
+      {
+        schema: {
+          summary: "Validate an invoice (every problem in one answer)",
+          tags: ["invoices"],
+          body: InvoiceDocument,
+          response: responses(Action(Empty, "Invoice validated sucessfully"), "the invoice is valid"),
+        },
+        ...checkedByService,
+        config: invoiceFailure("invoice.validate"),
+      },
       async (request) => {
         const { warnings } = await invoices.validate(request.principal, request.body);
         return withWarnings(action("Invoice validated sucessfully", []), warnings);
@@ -41,7 +113,19 @@ export function invoiceRoutes(deps: { invoices: InvoiceService }): FastifyPlugin
 
     app.post(
       `${PREFIX}/sign`,
-      { schema: { body: InvoiceDocument }, ...checkedByService, config: invoiceFailure("invoice.sign") },
+      {
+        schema: {
+          summary: "Sign an invoice: registers it under its IRN",
+          tags: ["invoices"],
+          body: InvoiceDocument,
+          response: responses(
+            Action(Empty, "Invoice signed successfully"),
+            "signed and stored; a 400 `IRN already exists.` when the IRN is registered",
+          ),
+        },
+        ...checkedByService,
+        config: invoiceFailure("invoice.sign"),
+      },
       async (request) => {
         const { warnings } = await invoices.sign(request.principal, request.body);
         return withWarnings(action("Invoice signed successfully", []), warnings);
@@ -51,7 +135,15 @@ export function invoiceRoutes(deps: { invoices: InvoiceService }): FastifyPlugin
     app.post(
       `${PREFIX}/sign-transmit`,
       {
-        schema: { body: InvoiceDocument },
+        schema: {
+          summary: "Sign an invoice and transmit it to the tax authority",
+          tags: ["invoices"],
+          body: InvoiceDocument,
+          response: responses(
+            Action(Empty, "Invoice transmitted successfully!"),
+            "signed and confirmed by the authority; a 503 with Retry-After when it is queued instead",
+          ),
+        },
         ...checkedByService,
         config: invoiceFailure("invoice.sign_transmit"),
       },
@@ -69,7 +161,18 @@ export function invoiceRoutes(deps: { invoices: InvoiceService }): FastifyPlugin
       app.post(
         `${PREFIX}/${path}`,
         {
-          schema: { body: BatchBody },
+          schema: {
+            summary: transmitting
+              ? "Sign up to 1,000 invoices and queue each for transmission"
+              : "Sign up to 1,000 invoices, each on its own",
+            tags: ["batch"],
+            body: BatchBody,
+            response: responses(
+              Action(Type.Array(BatchResult), "Batch processed"),
+              "one result per document, in order",
+              [400, 401, 413, 429, 503],
+            ),
+          },
           bodyLimit: BATCH_BODY_LIMIT,
           config: {
             handler: `invoice.${path.replace("/", "_")}`,
@@ -87,7 +190,16 @@ export function invoiceRoutes(deps: { invoices: InvoiceService }): FastifyPlugin
     app.get(
       `${PREFIX}/transmit/:irn`,
       {
-        schema: { params: IrnParams },
+        schema: {
+          summary: "Transmit a signed invoice to the tax authority",
+          tags: ["invoices"],
+          params: IrnParams,
+          response: responses(
+            Action(Empty, "Invoice transmitted successfully"),
+            "confirmed by the authority",
+            BY_IRN,
+          ),
+        },
         config: { handler: "invoice.transmit", failureMessage: "Failed to transmit invoice" },
       },
       async (request) => {
@@ -99,7 +211,12 @@ export function invoiceRoutes(deps: { invoices: InvoiceService }): FastifyPlugin
     app.get(
       `${PREFIX}/lookup/:irn`,
       {
-        schema: { params: IrnParams },
+        schema: {
+          summary: "Look up an invoice's fiscalization status",
+          tags: ["invoices"],
+          params: IrnParams,
+          response: responses(Action(Lookup, "Lookup completed"), "where the invoice stands", BY_IRN),
+        },
         config: { handler: "invoice.lookup", failureMessage: "Failed to look up invoice" },
       },
       async (request) =>
@@ -109,7 +226,25 @@ export function invoiceRoutes(deps: { invoices: InvoiceService }): FastifyPlugin
     app.get(
       `${PREFIX}/:irn/simple`,
       {
-        schema: { params: IrnParams },
+        schema: {
+          summary: "The invoice as submitted, with its status",
+          tags: ["invoices"],
+          params: IrnParams,
+          response: responses(
+            Action(
+              Type.Object(
+                { status: Status, payment_status: Payment },
+                {
+                  additionalProperties: true,
+                  description: "the document's fields, then status and payment_status",
+                },
+              ),
+              "Invoice fetched successfully",
+            ),
+            "the invoice",
+            BY_IRN,
+          ),
+        },
         config: { handler: "invoice.simple", failureMessage: "Failed to fetch invoice" },
       },
       async (request) =>
@@ -119,7 +254,12 @@ export function invoiceRoutes(deps: { invoices: InvoiceService }): FastifyPlugin
     app.get(
       `${PREFIX}/:irn`,
       {
-        schema: { params: IrnParams },
+        schema: {
+          summary: "The invoice's full record: document, signature, QR code and history",
+          tags: ["invoices"],
+          params: IrnParams,
+          response: responses(Action(FullRecord, "Invoice fetched successfully"), "the full record", BY_IRN),
+        },
         config: { handler: "invoice.fetch", failureMessage: "Failed to fetch invoice" },
       },
       async (request) =>
@@ -129,7 +269,13 @@ export function invoiceRoutes(deps: { invoices: InvoiceService }): FastifyPlugin
     app.patch(
       `${PREFIX}/update/:irn`,
       {
-        schema: { params: IrnParams, body: UpdateBody },
+        schema: {
+          summary: "Update an invoice's payment status (PENDING to PAID or REJECTED)",
+          tags: ["invoices"],
+          params: IrnParams,
+          body: UpdateBody,
+          response: responses(Action(Empty, "Invoice updated successfully"), "updated", BY_IRN),
+        },
         config: { handler: "invoice.update", failureMessage: "Failed to update invoice" },
       },
       async (request) => {
@@ -141,7 +287,15 @@ export function invoiceRoutes(deps: { invoices: InvoiceService }): FastifyPlugin
     app.post(
       `${PREFIX}/irn/validate`,
       {
-        schema: { body: IrnValidateBody },
+        schema: {
+          summary: "Check that an IRN fits the business's template and is not registered",
+          tags: ["irn and qr"],
+          body: IrnValidateBody,
+          response: responses(
+            Type.Object({ code: Type.Literal(200), data: Type.Object({ ok: Type.Literal(true) }) }),
+            "the IRN can be used",
+          ),
+        },
         config: { handler: "irn.validate", failureMessage: "error has occurred" },
       },
       async (request) => ({

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
-import { Type } from "typebox";
+import { type TSchema, Type } from "typebox";
 import { reference, units } from "../http/envelope.ts";
+import { ReferenceEnvelope, responses } from "../http/openapi.ts";
 import { prefersXml, referenceXml } from "../http/xml.ts";
 import type { ReferenceService } from "./service.ts";
 
@@ -25,18 +26,49 @@ const ProductsQuery = Type.Object({
 
 const ServicesQuery = Type.Object({ ...Paging, code: Type.Optional(Type.String({ maxLength: 20 })) });
 
+const S = Type.String();
+const CodeValue = Type.Object({ code: S, value: S });
+const doc = (summary: string, response: TSchema, description: string) => ({
+  summary,
+  tags: ["resources"],
+  response: responses(response, description, [400, 401, 429]),
+});
+const XML_TOO = "; application/xml when the Accept header prefers it";
+
 export function referenceRoutes(deps: { reference: ReferenceService }): FastifyPluginAsyncTypebox {
   const { reference: service } = deps;
   const config = (handler: string) => ({ handler, failureMessage: "Invalid request" });
 
   return async (app) => {
-    app.get(`${PREFIX}/currencies`, { config: config("resources.currencies") }, async () =>
-      reference([...service.currencies()]),
+    app.get(
+      `${PREFIX}/currencies`,
+      {
+        schema: doc(
+          "Currencies",
+          ReferenceEnvelope(
+            Type.Object({
+              symbol: S,
+              name: S,
+              symbol_native: S,
+              name_plural: S,
+              decimal_digits: Type.Integer(),
+              rounding: Type.Number(),
+              code: S,
+            }),
+          ),
+          "every currency",
+        ),
+        config: config("resources.currencies"),
+      },
+      async () => reference([...service.currencies()]),
     );
 
     app.get(
       `${PREFIX}/invoices-types`,
-      { config: config("resources.invoice_types") },
+      {
+        schema: doc("Invoice types", ReferenceEnvelope(CodeValue), `the invoice type codes${XML_TOO}`),
+        config: config("resources.invoice_types"),
+      },
       async (request, reply) => {
         const data = service.invoiceTypes();
         if (prefersXml(request.headers.accept))
@@ -47,7 +79,10 @@ export function referenceRoutes(deps: { reference: ReferenceService }): FastifyP
 
     app.get(
       `${PREFIX}/payment-means`,
-      { config: config("resources.payment_means") },
+      {
+        schema: doc("Payment means", ReferenceEnvelope(CodeValue), `the payment means codes${XML_TOO}`),
+        config: config("resources.payment_means"),
+      },
       async (request, reply) => {
         const data = service.paymentMeans();
         if (prefersXml(request.headers.accept))
@@ -56,13 +91,37 @@ export function referenceRoutes(deps: { reference: ReferenceService }): FastifyP
       },
     );
 
-    app.get(`${PREFIX}/tax-categories`, { config: config("resources.tax_categories") }, async () =>
-      reference([...service.taxCategories()]),
+    app.get(
+      `${PREFIX}/tax-categories`,
+      {
+        schema: doc(
+          "Tax categories",
+          ReferenceEnvelope(Type.Object({ code: S, value: S, percent: S })),
+          "the tax category codes",
+        ),
+        config: config("resources.tax_categories"),
+      },
+      async () => reference([...service.taxCategories()]),
     );
 
     app.get(
       `${PREFIX}/products`,
-      { schema: { querystring: ProductsQuery }, config: config("resources.products") },
+      {
+        schema: {
+          ...doc(
+            "Products (HS 2022), paged and filtered",
+            Type.Object({
+              draw: Type.Integer(),
+              recordsTotal: Type.Integer(),
+              recordsFiltered: Type.Integer(),
+              data: Type.Array(Type.Object({ hscode: S, description: S, product_category: S })),
+            }),
+            "a page of products",
+          ),
+          querystring: ProductsQuery,
+        },
+        config: config("resources.products"),
+      },
       async (request) => {
         const { start, length, draw, ...filter } = request.query;
         return { draw, ...(await service.products(filter, { start, length })) };
@@ -71,21 +130,62 @@ export function referenceRoutes(deps: { reference: ReferenceService }): FastifyP
 
     app.get(
       `${PREFIX}/services`,
-      { schema: { querystring: ServicesQuery }, config: config("resources.services") },
+      {
+        schema: {
+          ...doc(
+            "Services (ISIC Rev.4), paged and filtered",
+            ReferenceEnvelope(Type.Object({ code: S, description: S }, { additionalProperties: true })),
+            "a page of services",
+          ),
+          querystring: ServicesQuery,
+        },
+        config: config("resources.services"),
+      },
       async (request) => {
         const { start, length, ...filter } = request.query;
         return reference(await service.services(filter, { start, length }));
       },
     );
 
-    app.get(`${PREFIX}/lgas`, { config: config("resources.lgas") }, async () =>
-      reference([...service.lgas()]),
+    app.get(
+      `${PREFIX}/lgas`,
+      {
+        schema: doc(
+          "Local government areas",
+          ReferenceEnvelope(Type.Object({ name: S, code: S, state_code: S })),
+          "every LGA",
+        ),
+        config: config("resources.lgas"),
+      },
+      async () => reference([...service.lgas()]),
     );
-    app.get(`${PREFIX}/states`, { config: config("resources.states") }, async () =>
-      reference([...service.states()]),
+    app.get(
+      `${PREFIX}/states`,
+      {
+        schema: doc(
+          "States",
+          ReferenceEnvelope(Type.Object({ name: S, code: S })),
+          "the 37 states, in order",
+        ),
+        config: config("resources.states"),
+      },
+      async () => reference([...service.states()]),
     );
-    app.get(`${PREFIX}/units-of-measurement`, { config: config("resources.units") }, async () =>
-      units([...service.units()]),
+    app.get(
+      `${PREFIX}/units-of-measurement`,
+      {
+        schema: doc(
+          "Units of measurement",
+          Type.Object({
+            status: Type.Literal(true),
+            message: Type.Literal("Units fetched successfully"),
+            data: Type.Array(Type.Object({ code: S, name: S })),
+          }),
+          "every unit",
+        ),
+        config: config("resources.units"),
+      },
+      async () => units([...service.units()]),
     );
   };
 }

@@ -1,5 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { Type } from "typebox";
 import { action, withWarnings } from "../http/envelope.ts";
+import { Action, responses } from "../http/openapi.ts";
 import { FiscalizationReport } from "./schema.ts";
 import type { ReportService } from "./service.ts";
 
@@ -8,7 +10,16 @@ export function reportRoutes(deps: { reports: ReportService }): FastifyPluginAsy
     app.post(
       "/api/v1/einvoice/report-fiscalization",
       {
-        schema: { body: FiscalizationReport },
+        schema: {
+          summary: "Report a fiscalized invoice with its tax details",
+          tags: ["reports"],
+          body: FiscalizationReport,
+          response: responses(
+            Action(Type.Array(Type.Unknown(), { maxItems: 0 }), "Report submitted successfully"),
+            "the report is stored",
+            [400, 401, 404, 429, 503],
+          ),
+        },
         config: { handler: "invoice.report_fiscalization", failureMessage: "Failed to submit report" },
       },
       async (request) => {

@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import QRCode from "qrcode";
-import { Type } from "typebox";
+import { type TSchema, Type } from "typebox";
 import { action } from "../http/envelope.ts";
+import { Action, responses } from "../http/openapi.ts";
 import type { InvoiceService } from "../invoices/service.ts";
 import type { QrService } from "./qr-service.ts";
 import type { Signer } from "./signer.ts";
@@ -36,7 +37,19 @@ export function signingRoutes(deps: {
   return async (app) => {
     app.get(
       "/.well-known/jwks.json",
-      { config: { handler: "jwks", public: true } },
+      {
+        schema: {
+          summary: "The public keys that verify invoice signatures (JWK Set, no credentials)",
+          tags: ["irn and qr"],
+          security: [],
+          response: responses(
+            Type.Object({ keys: Type.Array(Type.Object({}, { additionalProperties: true })) }),
+            "the JWK Set",
+            [429],
+          ),
+        },
+        config: { handler: "jwks", public: true },
+      },
       async (_request, reply) => {
         void reply.header("cache-control", "public, max-age=300");
         return deps.signer.jwks();
@@ -46,7 +59,18 @@ export function signingRoutes(deps: {
     app.post(
       "/api/v1/einvoice/qr-code/validate",
       {
-        schema: { body: QrValidateBody },
+        schema: {
+          summary: "Validate a QR code (its text, or a PNG of it)",
+          tags: ["irn and qr"],
+          body: QrValidateBody,
+          response: responses(
+            Action(
+              Type.Object({ irn: Type.String(), business_id: Type.String(), issued_at: Type.String() }),
+              "QR Code validated successfully",
+            ),
+            "the code is this service's and its IRN is registered",
+          ),
+        },
         config: { handler: "qr.validate", failureMessage: "QR Code validation failed" },
       },
       async (request) => action("QR Code validated successfully", await deps.qr.validate(request.body.code)),
@@ -55,7 +79,18 @@ export function signingRoutes(deps: {
     app.post(
       "/api/v1/einvoice/qr-code/create",
       {
-        schema: { body: QrCreateBody },
+        schema: {
+          summary: "Make a QR code image from the crypto keys and an IRN",
+          tags: ["irn and qr"],
+          body: QrCreateBody,
+          response: responses(
+            Action(
+              Type.Object({ qr_code: Type.String({ description: "data:image/png;base64,…" }) }),
+              "QR Code generated successfully",
+            ),
+            "the image",
+          ),
+        },
         config: { handler: "qr.create", failureMessage: "QR Code generation failed" },
       },
       async (request) => {
@@ -75,7 +110,19 @@ export function signingRoutes(deps: {
       app.get(
         `/api/v1/einvoice/:irn/qr.${format}`,
         {
-          schema: { params: IrnParams },
+          schema: {
+            summary: `The invoice's QR code as ${format.toUpperCase()}`,
+            tags: ["irn and qr"],
+            params: IrnParams,
+            response: {
+              ...responses(Type.Object({}), "", [400, 401, 404, 429, 503]),
+              // An image, not JSON: described by its content type.
+              200: {
+                description: `the QR code, ${type}`,
+                content: { [type]: { schema: { type: "string", format: "binary" } } },
+              } as unknown as TSchema,
+            },
+          },
           config: { handler: `invoice.qr_${format}`, failureMessage: "Failed to fetch invoice" },
         },
         async (request, reply) => {

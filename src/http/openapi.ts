@@ -1,0 +1,74 @@
+import { type TSchema, Type } from "typebox";
+
+/** The error envelope of the spec, every failure's shape (`error` is an empty array on some). */
+export const ErrorEnvelope = Type.Object(
+  {
+    status: Type.Optional(Type.Literal(false)),
+    code: Type.Integer({ description: "repeats the HTTP status" }),
+    message: Type.String(),
+    data: Type.Null(),
+    error: Type.Union([
+      Type.Object({
+        id: Type.Optional(Type.String({ description: "unique id of this error occurrence" })),
+        handler: Type.Optional(Type.String({ description: "the operation that failed" })),
+        details: Type.String({ description: "what exactly is wrong, naming the field" }),
+        public_message: Type.Optional(Type.String()),
+        violations: Type.Optional(
+          Type.Array(
+            Type.Object({
+              path: Type.String({ description: "JSON path of the field, e.g. invoice_line[1].price" }),
+              rule: Type.String(),
+              message: Type.String(),
+              expected: Type.Optional(Type.Unknown()),
+              actual: Type.Optional(Type.Unknown()),
+              related: Type.Optional(Type.Array(Type.String())),
+            }),
+          ),
+        ),
+      }),
+      Type.Array(Type.Unknown(), { maxItems: 0 }),
+    ]),
+    timestamp: Type.Optional(Type.String({ format: "date-time" })),
+  },
+  { additionalProperties: true },
+);
+
+const FAILURES: Record<number, string> = {
+  400: "the request or the document is not valid; `error.details` and `error.violations` say why",
+  401: "API-KEY and API-SECRET are missing or not valid",
+  404: "no such invoice for this business, or no such route",
+  413: "the body is larger than the route accepts",
+  415: "the body is not application/json",
+  429: "too many requests with these credentials; retry after `Retry-After` seconds",
+  503: "a transient fault (database or authority); retry after `Retry-After` seconds",
+};
+
+/**
+ * The responses of a route for its documentation: its success schema, then the error envelope for
+ * each failure it can answer. Documentation only: answers are serialized as they are built.
+ */
+export function responses(
+  success: TSchema,
+  description: string,
+  failures: readonly number[] = [400, 401, 429, 503],
+): Record<number, TSchema> {
+  const out: Record<number, TSchema> = { 200: { ...success, description } };
+  for (const status of failures)
+    out[status] = { ...ErrorEnvelope, description: FAILURES[status] ?? "failure" };
+  return out;
+}
+
+/** The spec's action envelope around `data`. */
+export const Action = (data: TSchema, message: string) =>
+  Type.Object({
+    status: Type.Literal(true),
+    code: Type.Literal(200),
+    message: Type.String({ examples: [message] }),
+    data,
+    warnings: Type.Optional(
+      Type.Array(Type.Unknown(), { description: "findings that did not block the request" }),
+    ),
+  });
+
+export const ReferenceEnvelope = (record: TSchema) =>
+  Type.Object({ code: Type.Literal(200), data: Type.Array(record) });
