@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { type TSchema, Type } from "typebox";
 import { action, withWarnings } from "../http/envelope.ts";
+import { EXAMPLES } from "../http/examples.ts";
 import { BATCH_BODY_LIMIT, BATCH_MAX_DOCUMENTS } from "../http/limits.ts";
 import { Action, responses } from "../http/openapi.ts";
 import { PAYMENT_STATUSES } from "../reference/data.ts";
@@ -13,14 +14,19 @@ const UpdateBody = Type.Object({
   payment_status: Type.Union(PAYMENT_STATUSES.map((s) => Type.Literal(s))),
   reference: Type.Optional(Type.String({ maxLength: 500 })),
 });
-const BatchBody = Type.Object({
-  invoices: Type.Array(Type.Unknown(), { minItems: 1, maxItems: BATCH_MAX_DOCUMENTS }),
-});
+const BatchBody = Type.Object(
+  { invoices: Type.Array(Type.Unknown(), { minItems: 1, maxItems: BATCH_MAX_DOCUMENTS }) },
+  { examples: [{ invoices: [EXAMPLES.invoiceFull, EXAMPLES.invoiceMinimal] }] },
+);
 const IrnValidateBody = Type.Object({
   irn: Type.String({ minLength: 1, maxLength: 100 }),
   business_id: Type.String({ minLength: 1, maxLength: 100 }),
 });
 
+const DocumentWithExamples = {
+  ...InvoiceDocument,
+  examples: [EXAMPLES.invoiceFull, EXAMPLES.invoiceMinimal],
+};
 const Empty = Type.Array(Type.Unknown(), { maxItems: 0 });
 const Status = Type.Union(
   ["SIGNED", "TRANSMITTING", "TRANSMITTED", "TRANSMISSION_FAILED"].map((v) => Type.Literal(v)),
@@ -99,7 +105,7 @@ export function invoiceRoutes(deps: { invoices: InvoiceService }): FastifyPlugin
         schema: {
           summary: "Validate an invoice (every problem in one answer)",
           tags: ["invoices"],
-          body: InvoiceDocument,
+          body: DocumentWithExamples,
           response: responses(Action(Empty, "Invoice validated sucessfully"), "the invoice is valid"),
         },
         ...checkedByService,
@@ -117,7 +123,7 @@ export function invoiceRoutes(deps: { invoices: InvoiceService }): FastifyPlugin
         schema: {
           summary: "Sign an invoice: registers it under its IRN",
           tags: ["invoices"],
-          body: InvoiceDocument,
+          body: DocumentWithExamples,
           response: responses(
             Action(Empty, "Invoice signed successfully"),
             "signed and stored; a 400 `IRN already exists.` when the IRN is registered",
@@ -138,7 +144,7 @@ export function invoiceRoutes(deps: { invoices: InvoiceService }): FastifyPlugin
         schema: {
           summary: "Sign an invoice and transmit it to the tax authority",
           tags: ["invoices"],
-          body: InvoiceDocument,
+          body: DocumentWithExamples,
           response: responses(
             Action(Empty, "Invoice transmitted successfully!"),
             "signed and confirmed by the authority; a 503 with Retry-After when it is queued instead",

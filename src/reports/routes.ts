@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
 import { action, withWarnings } from "../http/envelope.ts";
+import { EXAMPLES } from "../http/examples.ts";
 import { Action, responses } from "../http/openapi.ts";
 import { FiscalizationReport } from "./schema.ts";
 import type { ReportService } from "./service.ts";
@@ -13,7 +14,7 @@ export function reportRoutes(deps: { reports: ReportService }): FastifyPluginAsy
         schema: {
           summary: "Report a fiscalized invoice with its tax details",
           tags: ["reports"],
-          body: FiscalizationReport,
+          body: { ...FiscalizationReport, examples: [EXAMPLES.report] },
           response: responses(
             Action(Type.Array(Type.Unknown(), { maxItems: 0 }), "Report submitted successfully"),
             "the report is stored",

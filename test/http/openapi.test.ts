@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
 import { test } from "node:test";
-import { build, REPO_ROOT } from "../helpers.ts";
+import { build, REPO_ROOT, SHARED_DIR } from "../helpers.ts";
 
 type Operation = {
   summary?: string;
@@ -50,4 +50,33 @@ test("/openapi.json is public, OpenAPI 3.1, and the committed openapi.json is ex
   ]) {
     assert.ok(served.paths[route], `${route} is described`);
   }
+});
+
+test("the document's examples are the shared fixtures, placeholders and all", async (t) => {
+  for (const name of ["invoice-full", "invoice-minimal", "report-fiscalization"]) {
+    assert.equal(
+      fs.readFileSync(path.join(REPO_ROOT, "src", "http", "examples", `${name}.json`), "utf8"),
+      fs.readFileSync(path.join(SHARED_DIR, "fixtures", `${name}.json`), "utf8"),
+      `${name}.json`,
+    );
+  }
+  const { app } = await build(t);
+  const served = (await app.inject({ url: "/openapi.json" })).json();
+  // A route's examples, as @fastify/swagger places them: a named map, or one `example`.
+  const examplesOf = (route: string): unknown[] => {
+    const media = served.paths[route].post.requestBody.content["application/json"];
+    return media.examples
+      ? Object.values(media.examples as Record<string, { value: unknown }>).map((e) => e.value)
+      : [media.example];
+  };
+  const full = JSON.parse(fs.readFileSync(path.join(SHARED_DIR, "fixtures", "invoice-full.json"), "utf8"));
+  for (const route of [
+    "/api/v1/einvoice/validate",
+    "/api/v1/einvoice/sign",
+    "/api/v1/einvoice/sign-transmit",
+  ]) {
+    assert.deepEqual(examplesOf(route)[0], full, route);
+  }
+  const [report] = examplesOf("/api/v1/einvoice/report-fiscalization") as Array<{ vat_status: string }>;
+  assert.equal(report?.vat_status, "STANDARD_VAT");
 });
