@@ -213,9 +213,16 @@ export async function buildApp(deps: AppDeps) {
 
   app.decorateRequest("principal", null as unknown as Principal);
 
-  // On every answer, errors and refusals included.
+  let closing = false;
+  app.addHook("preClose", async () => {
+    closing = true;
+  });
   app.addHook("onSend", async (request, reply, payload) => {
+    // On every answer, errors and refusals included.
     reply.header("x-request-id", request.id);
+    // Once the server is closing, an answer closes its connection: a kept-alive client would
+    // otherwise hold the process until the keep-alive timeout (72 s) after the last request.
+    if (closing) reply.header("connection", "close");
     return payload;
   });
 

@@ -63,8 +63,12 @@ test("SIGTERM drains in-flight requests: the slow transmit still answers 200, th
   const res = await inFlight;
   assert.equal(res.status, 200, await res.clone().text());
   assert.ok(Date.now() - started >= 1400, "the answer waited for the slow authority");
+  assert.equal(res.headers.get("connection"), "close", "the last answers close their connections");
+  const answered = Date.now();
   const [code] = (await exited) as [number | null];
   assert.equal(code, 0, "clean exit after draining");
+  // Kept-alive connections must not hold the process until their timeout.
+  assert.ok(Date.now() - answered < 15_000, `exited ${Date.now() - answered} ms after the last answer`);
   await assert.rejects(fetch(`${base}/healthz`), "no longer listening");
   const there = (
     await authority.app.inject({ url: `${API}/lookup/${String(invoice.irn)}`, headers: upstream.headers })
