@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import rateLimit from "@fastify/rate-limit";
 import swagger from "@fastify/swagger";
+import swaggerUi from "@fastify/swagger-ui";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyPluginAsync } from "fastify";
 import { Type } from "typebox";
@@ -85,6 +86,9 @@ export function jsonDepth(text: string): number {
   }
   return deepest;
 }
+
+/** Where the interactive documentation lives. */
+const DOCS = "/docs";
 
 const header = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);
 
@@ -205,6 +209,13 @@ export async function buildApp(deps: AppDeps) {
     },
   });
 
+  // Interactive documentation: Swagger UI on this document, whose "Try it out" calls this server
+  // with the API-KEY and API-SECRET entered under "Authorize". Its pages and assets are public.
+  await app.register(swaggerUi, {
+    routePrefix: DOCS,
+    uiConfig: { tryItOutEnabled: true, persistAuthorization: true, docExpansion: "list" },
+  });
+
   const bodyAjv = createAjv("body");
   const textAjv = createAjv("text");
   app.setValidatorCompiler(({ schema, httpPart }) =>
@@ -248,7 +259,9 @@ export async function buildApp(deps: AppDeps) {
   // need none.
   app.addHook("onRequest", async (request) => {
     if (/%00/i.test(request.url)) throw nulRefused("the URL contains a NUL character (%00)");
+    const route = request.routeOptions.url;
     if (request.is404 || request.routeOptions.config?.public) return;
+    if (route === DOCS || route?.startsWith(`${DOCS}/`)) return;
     const principal = await deps.authenticate(
       header(request.headers["api-key"]),
       header(request.headers["api-secret"]),
