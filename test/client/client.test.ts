@@ -1,0 +1,109 @@
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import fs from "node:fs";
+import http from "node:http";
+import path from "node:path";
+import { test } from "node:test";
+import { promisify } from "node:util";
+import openapiTS, { astToString } from "openapi-typescript";
+import { einvoiceClient, retryingFetch } from "../../client/index.ts";
+import { ENGINE, freshInvoice, listen, REPO_ROOT, SHARED_DIR, tenant } from "../helpers.ts";
+
+const exec = promisify(execFile);
+
+test(`typed client on ${ENGINE}: validate, sign, transmit and look up against a real server; errors come typed`, async (t) => {
+  const { ctx, url } = await listen(t);
+  const a = await tenant(ctx);
+  const api = einvoiceClient({ baseUrl: url, apiKey: a.api_key, apiSecret: a.api_secret });
+  const invoice = freshInvoice(a);
+  const irn = String(invoice.irn);
+
+  const validated = await api.POST("/api/v1/einvoice/validate", { body: invoice as never });
+  assert.equal(validated.data?.message, "Invoice validated sucessfully");
+  const signed = await api.POST("/api/v1/einvoice/sign", { body: invoice as never });
+  assert.equal(signed.data?.message, "Invoice signed successfully");
+  const again = await api.POST("/api/v1/einvoice/sign", { body: invoice as never });
+  assert.equal(again.response.status, 400);
+  assert.equal(again.error?.message, "IRN already exists.");
+  const transmitted = await api.GET("/api/v1/einvoice/transmit/{irn}", { params: { path: { irn } } });
+  assert.equal(transmitted.data?.message, "Invoice transmitted successfully");
+  const lookup = await api.GET("/api/v1/einvoice/lookup/{irn}", { params: { path: { irn } } });
+  assert.equal(lookup.data?.data.status, "TRANSMITTED");
+
+  const stranger = einvoiceClient({ baseUrl: url, apiKey: a.api_key, apiSecret: "sk_wrong" });
+  const refused = await stranger.GET("/api/v1/einvoice/lookup/{irn}", { params: { path: { irn } } });
+  assert.equal(refused.response.status, 401);
+  assert.equal(refused.error?.message, "Unauthorized");
+});
+
+test("retries: 429 and 503 are sent again after their Retry-After; a sign-transmit 503 is not", async (t) => {
+  // A peer that refuses each path's first request, then answers it.
+  const seen = new Map<string, number>();
+  const server = http.createServer((req, res) => {
+    const n = (seen.get(req.url ?? "") ?? 0) + 1;
+    seen.set(req.url ?? "", n);
+    req.resume();
+    req.on("end", () => {
+      if (n === 1) {
+        const status = req.url?.includes("busy") ? 429 : 503;
+        res.writeHead(status, { "retry-after": "1", "content-type": "application/json" }).end("{}");
+      } else {
+        res.writeHead(200, { "content-type": "application/json" }).end(`{"attempt":${n}}`);
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  const send = retryingFetch({});
+
+  const started = Date.now();
+  const busy = await send(new Request(`${base}/busy`, { method: "POST", body: '{"a":1}' }));
+  assert.equal(busy.status, 200);
+  assert.deepEqual(await busy.json(), { attempt: 2 });
+  assert.ok(Date.now() - started >= 950, "waited for Retry-After");
+  const unavailable = await send(new Request(`${base}/api/v1/einvoice/lookup/X`));
+  assert.deepEqual(await unavailable.json(), { attempt: 2 });
+  // Signed and queued: sending it again would only meet "IRN already exists.".
+  const queued = await send(
+    new Request(`${base}/api/v1/einvoice/sign-transmit`, { method: "POST", body: "{}" }),
+  );
+  assert.equal(queued.status, 503);
+  assert.equal(seen.get("/api/v1/einvoice/sign-transmit"), 1);
+  const patient = retryingFetch({ maxRetryAfterSeconds: 0 });
+  assert.equal(
+    (await patient(new Request(`${base}/busy-too-long`))).status,
+    429,
+    "a wait longer than allowed is not made",
+  );
+});
+
+test("client/schema.d.ts is generated from the committed openapi.json (run `npm run openapi`)", async () => {
+  const generated = astToString(await openapiTS(new URL(`file://${path.join(REPO_ROOT, "openapi.json")}`)));
+  const committed = fs.readFileSync(path.join(REPO_ROOT, "client", "schema.d.ts"), "utf8");
+  assert.equal(
+    committed.replace(/^\/\*\*[\s\S]*?\*\/\s*/, ""),
+    generated.replace(/^\/\*\*[\s\S]*?\*\/\s*/, ""),
+  );
+});
+
+test(`the client example runs unchanged against a server on ${ENGINE}`, async (t) => {
+  const { ctx, url } = await listen(t);
+  const a = await tenant(ctx);
+  const { stdout } = await exec(process.execPath, ["--import", "tsx", "client/example.ts"], {
+    cwd: REPO_ROOT,
+    env: {
+      ...process.env,
+      EINVOICE_API: url,
+      EINVOICE_API_KEY: a.api_key,
+      EINVOICE_API_SECRET: a.api_secret,
+      EINVOICE_BUSINESS_ID: a.business_id,
+      EINVOICE_SERVICE_ID: a.service_id,
+      EINVOICE_SHARED_DIR: SHARED_DIR,
+    },
+    timeout: 60_000,
+  });
+  assert.match(stdout, /validated .*Invoice validated sucessfully/);
+  assert.match(stdout, /signed .*Invoice signed successfully/);
+  assert.match(stdout, /lookup .*TRANSMITTED, payment PENDING/);
+});
