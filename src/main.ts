@@ -183,6 +183,8 @@ export function createServer(ctx: Context, logger: Logger) {
       await sql`select 1`.execute(ctx.db);
     },
     metrics: ctx.counters,
+    docsExampleValues:
+      ctx.config.mode === "sandbox" ? () => sandboxExampleValues(ctx.config.dataDir) : undefined,
     routes: [
       referenceRoutes({ reference: ctx.reference }),
       invoiceRoutes({ invoices: ctx.invoices }),
@@ -222,6 +224,14 @@ export async function seedSandbox(
   fs.mkdirSync(path.dirname(file), { recursive: true });
   fs.writeFileSync(file, `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600 });
   return { created: true, credentials, file };
+}
+
+/** The demo business's ids for the examples of /docs (never its secret), once the sandbox has one. */
+function sandboxExampleValues(dataDir: string): Record<string, string> | undefined {
+  const file = path.join(dataDir, "sandbox-credentials.json");
+  if (!fs.existsSync(file)) return undefined;
+  const { business_id, service_id } = JSON.parse(fs.readFileSync(file, "utf8")) as SandboxCredentials;
+  return { BUSINESS_ID: business_id, SERVICE_ID: service_id };
 }
 
 /** Sandbox start-up on an empty database: demo credentials, printed once per start. */

@@ -38,6 +38,12 @@ export type AppDeps = {
   /** Resolves when the database answers; for the readiness probe. */
   ready(): Promise<void>;
   metrics?: Pick<ServiceMetrics, "request">;
+  /**
+   * Values for the examples' placeholders (`BUSINESS_ID` for `{{BUSINESS_ID}}`) in the document
+   * /docs shows: the sandbox's demo business, so "Try it out" works as it stands. /openapi.json
+   * keeps the placeholders.
+   */
+  docsExampleValues?: () => Record<string, string> | undefined;
 };
 
 /** A caller's request id is kept when it is a plain token; anything else gets a fresh one. */
@@ -214,6 +220,14 @@ export async function buildApp(deps: AppDeps) {
   await app.register(swaggerUi, {
     routePrefix: DOCS,
     uiConfig: { tryItOutEnabled: true, persistAuthorization: true, docExpansion: "list" },
+    transformSpecificationClone: true,
+    transformSpecification: (document) => {
+      const values = deps.docsExampleValues?.();
+      if (!values) return document;
+      let text = JSON.stringify(document);
+      for (const [name, value] of Object.entries(values)) text = text.replaceAll(`{{${name}}}`, value);
+      return JSON.parse(text) as typeof document;
+    },
   });
 
   const bodyAjv = createAjv("body");

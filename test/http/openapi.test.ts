@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
 import { test } from "node:test";
+import { seedSandbox } from "../../src/main.ts";
 import { build, REPO_ROOT, SHARED_DIR } from "../helpers.ts";
 
 type Operation = {
@@ -79,4 +80,26 @@ test("the document's examples are the shared fixtures, placeholders and all", as
   }
   const [report] = examplesOf("/api/v1/einvoice/report-fiscalization") as Array<{ vat_status: string }>;
   assert.equal(report?.vat_status, "STANDARD_VAT");
+});
+
+test("in the sandbox, /docs shows the examples with the demo business's ids, and they sign as they stand", async (t) => {
+  const { app, ctx } = await build(t);
+  const seeded = await seedSandbox(ctx);
+  const demo = seeded.credentials as NonNullable<typeof seeded.credentials>;
+  const shown = (await app.inject({ url: "/docs/json" })).json();
+  const media = shown.paths["/api/v1/einvoice/sign"].post.requestBody.content["application/json"];
+  const example = (Object.values(media.examples) as Array<{ value: Record<string, unknown> }>)[0]?.value;
+  assert.equal(example?.business_id, demo.business_id);
+  assert.equal(example?.irn, `INV0001-${demo.service_id}-20261115`);
+  assert.ok(!JSON.stringify(shown).includes("{{"), "no placeholder is left");
+  assert.ok(!JSON.stringify(shown).includes(demo.api_secret), "the secret is never in the document");
+  const signed = await app.inject({
+    method: "POST",
+    url: "/api/v1/einvoice/sign",
+    headers: { "api-key": demo.api_key, "api-secret": demo.api_secret },
+    payload: example,
+  });
+  assert.equal(signed.statusCode, 200, signed.body);
+  // The published document keeps the placeholders.
+  assert.ok((await app.inject({ url: "/openapi.json" })).body.includes("{{BUSINESS_ID}}"));
 });
