@@ -1,5 +1,8 @@
 import { type TSchema, Type } from "typebox";
 
+/** The empty `data` (or `error`) array of the spec's envelopes. */
+export const Empty = Type.Array(Type.Unknown(), { maxItems: 0 });
+
 /** The error envelope of the spec, every failure's shape (`error` is an empty array on some). */
 export const ErrorEnvelope = Type.Object(
   {
@@ -26,7 +29,7 @@ export const ErrorEnvelope = Type.Object(
           ),
         ),
       }),
-      Type.Array(Type.Unknown(), { maxItems: 0 }),
+      Empty,
     ]),
     timestamp: Type.Optional(Type.String({ format: "date-time" })),
   },

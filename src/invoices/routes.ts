@@ -3,7 +3,7 @@ import { type TSchema, Type } from "typebox";
 import { action, withWarnings } from "../http/envelope.ts";
 import { EXAMPLES } from "../http/examples.ts";
 import { BATCH_BODY_LIMIT, BATCH_MAX_DOCUMENTS } from "../http/limits.ts";
-import { Action, responses } from "../http/openapi.ts";
+import { Action, Empty, responses } from "../http/openapi.ts";
 import { PAYMENT_STATUSES } from "../reference/data.ts";
 import { InvoiceDocument } from "./schema.ts";
 import type { InvoiceService } from "./service.ts";
@@ -27,7 +27,6 @@ const DocumentWithExamples = {
   ...InvoiceDocument,
   examples: [EXAMPLES.invoiceFull, EXAMPLES.invoiceMinimal],
 };
-const Empty = Type.Array(Type.Unknown(), { maxItems: 0 });
 const Status = Type.Union(
   ["SIGNED", "TRANSMITTING", "TRANSMITTED", "TRANSMISSION_FAILED"].map((v) => Type.Literal(v)),
 );

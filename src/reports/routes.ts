@@ -1,8 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
-import { Type } from "typebox";
 import { action, withWarnings } from "../http/envelope.ts";
 import { EXAMPLES } from "../http/examples.ts";
-import { Action, responses } from "../http/openapi.ts";
+import { Action, Empty, responses } from "../http/openapi.ts";
 import { FiscalizationReport } from "./schema.ts";
 import type { ReportService } from "./service.ts";
 
@@ -16,7 +15,7 @@ export function reportRoutes(deps: { reports: ReportService }): FastifyPluginAsy
           tags: ["reports"],
           body: { ...FiscalizationReport, examples: [EXAMPLES.report] },
           response: responses(
-            Action(Type.Array(Type.Unknown(), { maxItems: 0 }), "Report submitted successfully"),
+            Action(Empty, "Report submitted successfully"),
             "the report is stored",
             [400, 401, 404, 429, 503],
           ),
