@@ -4844,13 +4844,13 @@ export interface operations {
                             status: "SIGNED" | "TRANSMITTING" | "TRANSMITTED" | "TRANSMISSION_FAILED";
                             payment_status: "PENDING" | "PAID" | "REJECTED";
                             payment_reference: string | null;
-                            invoice_type_code: string;
-                            /** Format: date */
-                            issue_date: string;
                             /** Format: date-time */
                             signed_at: string;
                             transmitted_at: string | null;
                             authority_reference: string | null;
+                            invoice_type_code: string;
+                            /** Format: date */
+                            issue_date: string;
                             /** Format: date-time */
                             updated_at: string;
                             /** @description base64 of the RSA-encrypted QR payload */

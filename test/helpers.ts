@@ -212,3 +212,13 @@ export function freshInvoice(
 }
 
 export const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+/** The IRNs a business has stored, sorted. */
+export async function storedIrns(ctx: Pick<Context, "db">, businessId: string): Promise<string[]> {
+  const rows = await ctx.db
+    .selectFrom("invoices")
+    .select("irn")
+    .where("business_id", "=", businessId)
+    .execute();
+  return rows.map((row) => row.irn).sort();
+}

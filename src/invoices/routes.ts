@@ -5,7 +5,7 @@ import { EXAMPLES } from "../http/examples.ts";
 import { BATCH_BODY_LIMIT, BATCH_MAX_DOCUMENTS } from "../http/limits.ts";
 import { Action, Empty, responses } from "../http/openapi.ts";
 import { PAYMENT_STATUSES } from "../reference/data.ts";
-import { InvoiceDocument } from "./schema.ts";
+import { BatchResult, InvoiceDocument } from "./schema.ts";
 import type { InvoiceService } from "./service.ts";
 
 const PREFIX = "/api/v1/einvoice";
@@ -32,7 +32,8 @@ const Status = Type.Union(
 );
 const Payment = Type.Union(PAYMENT_STATUSES.map((v) => Type.Literal(v)));
 const Nullable = (schema: TSchema) => Type.Union([schema, Type.Null()]);
-const Lookup = Type.Object({
+/** What the lookup and the full record both say of an invoice's state. */
+const State = {
   irn: Type.String(),
   business_id: Type.String(),
   status: Status,
@@ -41,6 +42,9 @@ const Lookup = Type.Object({
   signed_at: Type.String({ format: "date-time" }),
   transmitted_at: Nullable(Type.String({ format: "date-time" })),
   authority_reference: Nullable(Type.String()),
+};
+const Lookup = Type.Object({
+  ...State,
   attempts: Type.Array(Type.Object({ at: Type.String() }, { additionalProperties: true }), {
     description: "each delivery attempt to the tax authority",
   }),
@@ -52,16 +56,9 @@ const HistoryEntry = Type.Object({
   detail: Type.Object({}, { additionalProperties: true }),
 });
 const FullRecord = Type.Object({
-  irn: Type.String(),
-  business_id: Type.String(),
-  status: Status,
-  payment_status: Payment,
-  payment_reference: Nullable(Type.String()),
+  ...State,
   invoice_type_code: Type.String(),
   issue_date: Type.String({ format: "date" }),
-  signed_at: Type.String({ format: "date-time" }),
-  transmitted_at: Nullable(Type.String({ format: "date-time" })),
-  authority_reference: Nullable(Type.String()),
   updated_at: Type.String({ format: "date-time" }),
   qr_code: Type.String({ description: "base64 of the RSA-encrypted QR payload" }),
   previous_hash: Nullable(Type.String({ description: "hash of the business's previous invoice" })),
@@ -75,16 +72,6 @@ const FullRecord = Type.Object({
     }),
   ),
   history: Type.Array(HistoryEntry),
-});
-const BatchResult = Type.Object({
-  index: Type.Integer({ description: "the document's position in the request" }),
-  irn: Nullable(Type.String()),
-  status: Type.Union([Type.Literal("signed"), Type.Literal("duplicate"), Type.Literal("invalid")]),
-  transmission: Type.Optional(Type.Literal("queued")),
-  message: Type.Optional(Type.String()),
-  details: Type.Optional(Type.String()),
-  violations: Type.Optional(Type.Array(Type.Unknown())),
-  warnings: Type.Optional(Type.Array(Type.Unknown())),
 });
 const BY_IRN = [400, 401, 404, 429, 503];
 

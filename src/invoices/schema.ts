@@ -123,3 +123,16 @@ export type InvoiceDocument = Static<typeof InvoiceDocument>;
 
 /** The fields stored only encrypted. */
 export const SEALED_FIELDS = ["note", "payment_terms_note"] as const;
+
+/** One document's outcome in a batch, at its position in the request. */
+export const BatchResult = Type.Object({
+  index: Type.Integer({ description: "the document's position in the request" }),
+  irn: Type.Union([Type.String(), Type.Null()]),
+  status: Type.Union([Type.Literal("signed"), Type.Literal("duplicate"), Type.Literal("invalid")]),
+  transmission: Type.Optional(Type.Literal("queued")),
+  message: Type.Optional(Type.String()),
+  details: Type.Optional(Type.String()),
+  violations: Type.Optional(Type.Array(Type.Unknown())),
+  warnings: Type.Optional(Type.Array(Type.Unknown())),
+});
+export type BatchResult = Static<typeof BatchResult>;

@@ -13,7 +13,7 @@ import type { Signature, Signer } from "../signing/signer.ts";
 import type { TransmissionService } from "../transmission/service.ts";
 import type { Preparer } from "./preparation-pool.ts";
 import { type InvoiceEvent, type InvoiceRepository, isUniqueViolation } from "./repository.ts";
-import type { InvoiceDocument } from "./schema.ts";
+import type { BatchResult, InvoiceDocument } from "./schema.ts";
 import { openDocument } from "./stored-document.ts";
 import type { InvoiceValidator } from "./validation.ts";
 
@@ -28,18 +28,6 @@ function eventData(row: Pick<InvoiceTable, "irn" | "business_id" | "status" | "p
 }
 
 export type InvoiceStatus = "SIGNED" | "TRANSMITTING" | "TRANSMITTED" | "TRANSMISSION_FAILED";
-
-/** One document's outcome in a batch, at its position in the request. */
-export type BatchResult = {
-  index: number;
-  irn: string | null;
-  status: "signed" | "duplicate" | "invalid";
-  transmission?: "queued";
-  message?: string;
-  details?: string;
-  violations?: Violation[];
-  warnings?: Violation[];
-};
 
 const INVALID_INVOICE = "Failed to validate invoice";
 
