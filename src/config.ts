@@ -23,6 +23,11 @@ const Env = Type.Object({
   EINVOICE_QR_KEYS: Type.Optional(Type.String({ minLength: 1 })),
   /** `base64(PEM)[,base64(PEM)…]` Ed25519 private keys that sign invoices, the first is current. */
   EINVOICE_SIGNING_KEYS: Type.Optional(Type.String({ minLength: 1 })),
+  /**
+   * The operator dashboard's sign-in password (at least 16 characters). Production: unset, the
+   * dashboard is off. Sandbox: unset, one is generated and printed at start.
+   */
+  EINVOICE_OPERATOR_PASSWORD: Type.Optional(Type.String({ minLength: 16, maxLength: 200 })),
   /** PostgreSQL: connections per process, and the limit of any one statement. */
   EINVOICE_DB_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 1000, default: 10 }),
   EINVOICE_DB_STATEMENT_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 3_600_000, default: 30_000 }),
@@ -66,6 +71,7 @@ export type Config = {
   dataKeys: string | undefined;
   qrKeys: string | undefined;
   signingKeys: string | undefined;
+  operatorPassword: string | undefined;
   dbPool: { size: number; statementTimeoutMs: number; sqliteCacheMb: number };
   processes: number;
   rateLimitPerMin: number;
@@ -119,6 +125,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     dataKeys: parsed.EINVOICE_DATA_KEYS,
     qrKeys: parsed.EINVOICE_QR_KEYS,
     signingKeys: parsed.EINVOICE_SIGNING_KEYS,
+    operatorPassword: parsed.EINVOICE_OPERATOR_PASSWORD,
     dbPool: {
       size: parsed.EINVOICE_DB_POOL_SIZE,
       statementTimeoutMs: parsed.EINVOICE_DB_STATEMENT_TIMEOUT_MS,

@@ -8,6 +8,9 @@ import { businessProfiles } from "./businesses/profiles.ts";
 import { businessRepository } from "./businesses/repository.ts";
 import { businessService } from "./businesses/service.ts";
 import type { Config } from "./config.ts";
+import { dashboardRepository } from "./dashboard/repository.ts";
+import { dashboardRoutes } from "./dashboard/routes.ts";
+import { dashboardService } from "./dashboard/service.ts";
 import { startCheckpointer } from "./db/checkpointer.ts";
 import { openDatabase } from "./db/database.ts";
 import { migrateToLatest, pendingMigrations } from "./db/migrations.ts";
@@ -129,6 +132,12 @@ export async function createContext(config: Config) {
   const reports = reportService({ db, reports: reportRepository(db), invoices: invoicesRepo });
 
   const qrCodes = qrService({ qr, businesses: businessesRepo, invoices: invoicesRepo });
+  const dashboard = dashboardService({
+    repository: dashboardRepository(db),
+    businesses,
+    invoices,
+    transmission,
+  });
   const audit = auditService({
     businesses: businessesRepo,
     invoices: invoicesRepo,
@@ -153,6 +162,8 @@ export async function createContext(config: Config) {
     metrics,
     counters,
     dataKeys,
+    dashboard,
+    operator: { password: keyring.operatorPassword, pepper: keyring.pepper },
     close: async () => {
       await preparations.close();
       await checkpointer?.stop();
@@ -191,6 +202,11 @@ export function createServer(ctx: Context, logger: Logger) {
       reportRoutes({ reports: ctx.reports }),
       signingRoutes({ qr: ctx.qrCodes, signer: ctx.signer, invoices: ctx.invoices }),
       metricsRoutes({ metrics: ctx.metrics }),
+      dashboardRoutes({
+        dashboard: ctx.dashboard,
+        operatorPassword: ctx.operator.password,
+        pepper: ctx.operator.pepper,
+      }),
     ],
   });
 }
@@ -242,7 +258,8 @@ async function announceSandbox(ctx: Context): Promise<void> {
   process.stderr.write(
     `\nSandbox ${seeded.created ? "created" : "ready"}. Demo credentials (also in ${seeded.file}):\n` +
       `  business_id  ${c.business_id}\n  service_id   ${c.service_id}\n` +
-      `  API-KEY      ${c.api_key}\n  API-SECRET   ${c.api_secret}\n\n`,
+      `  API-KEY      ${c.api_key}\n  API-SECRET   ${c.api_secret}\n` +
+      `Try the API at /docs; the operator dashboard is at /dashboard (password ${ctx.operator.password}).\n\n`,
   );
 }
 

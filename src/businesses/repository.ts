@@ -72,6 +72,16 @@ export function businessRepository(db: Db) {
         .where("revoked_at", "is", null)
         .executeTakeFirst();
     },
+    /** A business's credentials, newest first: keys and dates, never the secrets' hashes. */
+    async keysOf(businessId: string, tx: Executor = db) {
+      return tx
+        .selectFrom("api_keys")
+        .select(["api_key", "created_at", "revoked_at"])
+        .where("business_id", "=", businessId)
+        .orderBy("created_at", "desc")
+        .orderBy("api_key")
+        .execute();
+    },
     async findKey(apiKey: string, tx: Executor = db): Promise<ApiKeyTable | undefined> {
       return tx.selectFrom("api_keys").selectAll().where("api_key", "=", apiKey).executeTakeFirst();
     },

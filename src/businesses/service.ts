@@ -142,6 +142,8 @@ export function businessService(deps: {
     },
 
     find: (id: string) => businesses.findById(id),
+    list: () => businesses.list(),
+    keys: (businessId: string) => businesses.keysOf(businessId),
     count: () => businesses.count(),
   };
 }

@@ -13,6 +13,7 @@ export type Violation = {
 
 export const ERROR_STATUS = {
   unauthorized: 401,
+  forbidden: 403,
   validation_failed: 400,
   irn_exists: 400,
   irn_invalid: 400,

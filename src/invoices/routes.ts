@@ -6,7 +6,7 @@ import { BATCH_BODY_LIMIT, BATCH_MAX_DOCUMENTS } from "../http/limits.ts";
 import { Action, Empty, responses } from "../http/openapi.ts";
 import { PAYMENT_STATUSES } from "../reference/data.ts";
 import { BatchResult, InvoiceDocument } from "./schema.ts";
-import type { InvoiceService } from "./service.ts";
+import { INVOICE_STATUSES, type InvoiceService } from "./service.ts";
 
 const PREFIX = "/api/v1/einvoice";
 const IrnParams = Type.Object({ irn: Type.String({ minLength: 1, maxLength: 100 }) });
@@ -27,9 +27,7 @@ const DocumentWithExamples = {
   ...InvoiceDocument,
   examples: [EXAMPLES.invoiceFull, EXAMPLES.invoiceMinimal],
 };
-const Status = Type.Union(
-  ["SIGNED", "TRANSMITTING", "TRANSMITTED", "TRANSMISSION_FAILED"].map((v) => Type.Literal(v)),
-);
+const Status = Type.Union(INVOICE_STATUSES.map((v) => Type.Literal(v)));
 const Payment = Type.Union(PAYMENT_STATUSES.map((v) => Type.Literal(v)));
 const Nullable = (schema: TSchema) => Type.Union([schema, Type.Null()]);
 /** What the lookup and the full record both say of an invoice's state. */

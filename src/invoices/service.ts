@@ -27,7 +27,8 @@ function eventData(row: Pick<InvoiceTable, "irn" | "business_id" | "status" | "p
   };
 }
 
-export type InvoiceStatus = "SIGNED" | "TRANSMITTING" | "TRANSMITTED" | "TRANSMISSION_FAILED";
+export const INVOICE_STATUSES = ["SIGNED", "TRANSMITTING", "TRANSMITTED", "TRANSMISSION_FAILED"] as const;
+export type InvoiceStatus = (typeof INVOICE_STATUSES)[number];
 
 const INVALID_INVOICE = "Failed to validate invoice";
 
@@ -322,6 +323,45 @@ export function invoiceService(deps: {
       : null;
   }
 
+  /**
+   * Queues a delivery of a SIGNED or TRANSMISSION_FAILED invoice and marks it TRANSMITTING; for one
+   * already TRANSMITTING the open job is reused. Answers the job's id.
+   */
+  async function queue(row: InvoiceTable, actor: string): Promise<number> {
+    const at = new Date().toISOString();
+    return db.transaction().execute(async (tx) => {
+      const id = await transmission.enqueueDelivery(row.irn, row.business_id, at, tx);
+      if (row.status !== "TRANSMITTING") {
+        await invoices.setStatus(row.irn, { status: "TRANSMITTING", updated_at: at }, tx);
+        await invoices.addEvent(row.irn, { at, type: "transmission_queued", actor, detail: {} }, tx);
+      }
+      return id;
+    });
+  }
+
+  /** An invoice's full record: its state, the document as signed, the signature and the history. */
+  async function recordOf(row: InvoiceTable) {
+    const history = await invoices.events(row.irn);
+    return {
+      irn: row.irn,
+      business_id: row.business_id,
+      status: row.status as InvoiceStatus,
+      payment_status: row.payment_status as PaymentStatus,
+      payment_reference: row.payment_reference,
+      invoice_type_code: row.invoice_type_code,
+      issue_date: row.issue_date,
+      signed_at: row.signed_at,
+      transmitted_at: row.transmitted_at,
+      authority_reference: row.authority_reference,
+      updated_at: row.updated_at,
+      qr_code: row.qr_code,
+      previous_hash: row.previous_hash,
+      document: readDocument(row),
+      signature: signatureOf(row),
+      history,
+    };
+  }
+
   async function load(principal: Principal, irn: string): Promise<InvoiceTable> {
     const row = await invoices.find(irn, principal.businessId);
     if (!row) throw notFound(irn);
@@ -395,45 +435,36 @@ export function invoiceService(deps: {
     async transmit(principal: Principal, irn: string) {
       const row = await load(principal, irn);
       if (row.status === "TRANSMITTED") return { alreadyTransmitted: true };
-      const at = new Date().toISOString();
-      // SIGNED or TRANSMISSION_FAILED: queue a delivery; TRANSMITTING: the open job is reused.
-      const jobId = await db.transaction().execute(async (tx) => {
-        const id = await transmission.enqueueDelivery(irn, row.business_id, at, tx);
-        if (row.status !== "TRANSMITTING") {
-          await invoices.setStatus(irn, { status: "TRANSMITTING", updated_at: at }, tx);
-          await invoices.addEvent(
-            irn,
-            { at, type: "transmission_queued", actor: actorOf(principal), detail: {} },
-            tx,
-          );
-        }
-        return id;
-      });
-      await awaitDelivery(irn, jobId);
+      await awaitDelivery(irn, await queue(row, actorOf(principal)));
       return { alreadyTransmitted: false };
     },
 
+    /**
+     * The operator's re-queue of a failed transmission, for any business: the workers deliver it
+     * (`lookup/{IRN}` tells when). Only TRANSMISSION_FAILED: whether and when to transmit a signed
+     * invoice is its business's decision.
+     */
+    async requeue(irn: string, actor: string) {
+      const row = await invoices.findByIrn(irn);
+      if (!row) throw notFound(irn);
+      if (row.status !== "TRANSMISSION_FAILED") {
+        throw new DomainError("bad_request", {
+          message: "Invoice not re-queued",
+          details: `invoice '${irn}' is ${row.status}: only an invoice whose transmission failed can be re-queued`,
+        });
+      }
+      return { job_id: await queue(row, actor) };
+    },
+
     async record(principal: Principal, irn: string) {
-      const row = await load(principal, irn);
-      const history = await invoices.events(irn);
-      return {
-        irn: row.irn,
-        business_id: row.business_id,
-        status: row.status as InvoiceStatus,
-        payment_status: row.payment_status as PaymentStatus,
-        payment_reference: row.payment_reference,
-        invoice_type_code: row.invoice_type_code,
-        issue_date: row.issue_date,
-        signed_at: row.signed_at,
-        transmitted_at: row.transmitted_at,
-        authority_reference: row.authority_reference,
-        updated_at: row.updated_at,
-        qr_code: row.qr_code,
-        previous_hash: row.previous_hash,
-        document: readDocument(row),
-        signature: signatureOf(row),
-        history,
-      };
+      return recordOf(await load(principal, irn));
+    },
+
+    /** Any business's invoice, for the operator, who acts for the service. */
+    async operatorRecord(irn: string) {
+      const row = await invoices.findByIrn(irn);
+      if (!row) throw notFound(irn);
+      return recordOf(row);
     },
 
     async simple(principal: Principal, irn: string) {

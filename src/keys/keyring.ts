@@ -15,6 +15,8 @@ export type Keyring = {
   qrKeys: string[];
   /** Ed25519 private keys (PEM): the first signs, all are published. */
   signingKeys: string[];
+  /** The operator dashboard's sign-in password; none: the dashboard is off. */
+  operatorPassword: string | undefined;
 };
 
 type StoredSecrets = {
@@ -22,11 +24,15 @@ type StoredSecrets = {
   data_keys?: { kid: string; key: string }[];
   qr_keys?: string[];
   signing_keys?: string[];
+  operator_password?: string;
 };
 
 const MIN_KEY_BYTES = 32;
 
-type KeyConfig = Pick<Config, "mode" | "dataDir" | "secretPepper" | "dataKeys" | "qrKeys" | "signingKeys">;
+type KeyConfig = Pick<
+  Config,
+  "mode" | "dataDir" | "secretPepper" | "dataKeys" | "qrKeys" | "signingKeys" | "operatorPassword"
+>;
 
 const pemList = (pems: readonly string[] | undefined) =>
   (pems ?? []).map((pem) => Buffer.from(pem).toString("base64")).join(",");
@@ -42,18 +48,29 @@ export function loadKeyring(config: KeyConfig): Keyring {
         "production mode needs EINVOICE_SECRET_PEPPER, EINVOICE_DATA_KEYS, EINVOICE_QR_KEYS and EINVOICE_SIGNING_KEYS",
       );
     }
-    return fromConfig(config.secretPepper, config.dataKeys, config.qrKeys, config.signingKeys);
+    return {
+      ...fromConfig(config.secretPepper, config.dataKeys, config.qrKeys, config.signingKeys),
+      operatorPassword: config.operatorPassword,
+    };
   }
   const stored = sandboxSecrets(config.dataDir);
-  return fromConfig(
-    config.secretPepper ?? (stored.pepper as string),
-    config.dataKeys ?? (stored.data_keys ?? []).map((k) => `${k.kid}:${k.key}`).join(","),
-    config.qrKeys ?? pemList(stored.qr_keys),
-    config.signingKeys ?? pemList(stored.signing_keys),
-  );
+  return {
+    ...fromConfig(
+      config.secretPepper ?? (stored.pepper as string),
+      config.dataKeys ?? (stored.data_keys ?? []).map((k) => `${k.kid}:${k.key}`).join(","),
+      config.qrKeys ?? pemList(stored.qr_keys),
+      config.signingKeys ?? pemList(stored.signing_keys),
+    ),
+    operatorPassword: config.operatorPassword ?? stored.operator_password,
+  };
 }
 
-function fromConfig(pepper: string, dataKeys: string, qrKeys: string, signingKeys: string): Keyring {
+function fromConfig(
+  pepper: string,
+  dataKeys: string,
+  qrKeys: string,
+  signingKeys: string,
+): Omit<Keyring, "operatorPassword"> {
   return {
     pepper: decodeKey(pepper, "EINVOICE_SECRET_PEPPER"),
     dataKeys: parseDataKeys(dataKeys),
@@ -82,6 +99,10 @@ function sandboxSecrets(dir: string): StoredSecrets {
   }
   if (!stored.signing_keys?.length) {
     stored.signing_keys = [generatePrivateKey("ed25519")];
+    changed = true;
+  }
+  if (!stored.operator_password) {
+    stored.operator_password = randomBytes(18).toString("base64url");
     changed = true;
   }
   if (changed) writeSecrets(file, stored);

@@ -1,9 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
-import QRCode from "qrcode";
 import { type TSchema, Type } from "typebox";
 import { action } from "../http/envelope.ts";
 import { Action, responses } from "../http/openapi.ts";
 import type { InvoiceService } from "../invoices/service.ts";
+import { qrImage } from "./qr-image.ts";
 import type { QrService } from "./qr-service.ts";
 import type { Signer } from "./signer.ts";
 
@@ -25,9 +25,6 @@ const QrCreateBody = Type.Object({
   irn: Type.String({ minLength: 1, maxLength: 100 }),
 });
 const IrnParams = Type.Object({ irn: Type.String({ minLength: 1, maxLength: 100 }) });
-
-/** Error correction H survives a smudged print; 300 px is legible from a receipt. */
-const RENDER = { errorCorrectionLevel: "H", margin: 2, width: 320 } as const;
 
 export function signingRoutes(deps: {
   qr: QrService;
@@ -95,16 +92,13 @@ export function signingRoutes(deps: {
       },
       async (request) => {
         const text = deps.qr.create(request.body);
-        return action("QR Code generated successfully", { qr_code: await QRCode.toDataURL(text, RENDER) });
+        return action("QR Code generated successfully", { qr_code: await qrImage.dataUrl(text) });
       },
     );
 
     const renderings = {
-      png: { type: "image/png", render: (text: string) => QRCode.toBuffer(text, { ...RENDER, type: "png" }) },
-      svg: {
-        type: "image/svg+xml",
-        render: (text: string) => QRCode.toString(text, { ...RENDER, type: "svg" }),
-      },
+      png: { type: "image/png", render: qrImage.png },
+      svg: { type: "image/svg+xml", render: qrImage.svg },
     } as const;
     for (const [format, { type, render }] of Object.entries(renderings)) {
       app.get(

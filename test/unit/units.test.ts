@@ -101,6 +101,7 @@ test("the sandbox keyring is generated once and then reused", (t) => {
     dataKeys: undefined,
     qrKeys: undefined,
     signingKeys: undefined,
+    operatorPassword: undefined,
   };
   const first = loadKeyring(settings);
   const second = loadKeyring(settings);
@@ -108,6 +109,12 @@ test("the sandbox keyring is generated once and then reused", (t) => {
   assert.deepEqual(second.dataKeys, first.dataKeys);
   assert.deepEqual(second.qrKeys, first.qrKeys);
   assert.deepEqual(second.signingKeys, first.signingKeys);
+  assert.ok(first.operatorPassword && first.operatorPassword.length >= 16, "a sandbox operator password");
+  assert.equal(second.operatorPassword, first.operatorPassword);
+  assert.equal(
+    loadKeyring({ ...settings, operatorPassword: "configured-password-1" }).operatorPassword,
+    "configured-password-1",
+  );
   assert.throws(() => loadKeyring({ ...settings, mode: "production" }), /EINVOICE_SECRET_PEPPER/);
 });
 

@@ -1,0 +1,159 @@
+import { sql } from "kysely";
+import type { Db } from "../db/database.ts";
+
+/** What the operator can narrow the invoice list by; every field optional. */
+export type InvoiceFilter = {
+  /** An IRN or its beginning (case-sensitive, as IRNs are stored). */
+  irn?: string | undefined;
+  /** The supplier's or the customer's TIN. */
+  tin?: string | undefined;
+  business_id?: string | undefined;
+  status?: string | undefined;
+  payment_status?: string | undefined;
+  /** Issue dates, inclusive, YYYY-MM-DD. */
+  from?: string | undefined;
+  to?: string | undefined;
+};
+
+/** Where the previous page ended: invoices are listed newest signed first. */
+export type Cursor = { signed_at: string; irn: string };
+
+/** The operator's reads across businesses; SQL only. */
+export function dashboardRepository(db: Db) {
+  return {
+    async totals() {
+      const row = await db
+        .selectFrom("businesses")
+        .select((eb) => [
+          eb.fn.countAll<number>().as("businesses"),
+          eb.fn.sum<number>("chain_length").as("invoices"),
+        ])
+        .executeTakeFirstOrThrow();
+      const keys = await db
+        .selectFrom("api_keys")
+        .select((eb) => eb.fn.countAll<number>().as("n"))
+        .where("revoked_at", "is", null)
+        .executeTakeFirstOrThrow();
+      return {
+        businesses: Number(row.businesses),
+        invoices: Number(row.invoices ?? 0),
+        active_keys: Number(keys.n),
+      };
+    },
+
+    /** One page of invoices matching the filter, newest signed first, after `cursor`. */
+    async searchInvoices(filter: InvoiceFilter, cursor: Cursor | undefined, limit: number) {
+      const { irn, tin, business_id, status, payment_status, from, to } = filter;
+      return (
+        db
+          .selectFrom("invoices")
+          .innerJoin("businesses", "businesses.id", "invoices.business_id")
+          .select([
+            "invoices.irn",
+            "invoices.business_id",
+            "businesses.name as business_name",
+            "invoices.status",
+            "invoices.payment_status",
+            "invoices.invoice_type_code",
+            "invoices.issue_date",
+            "invoices.supplier_tin",
+            "invoices.customer_tin",
+            "invoices.signed_at",
+          ])
+          // A prefix compared as text, so `%` and `_` are plain characters and case matters on both engines.
+          .$if(irn !== undefined, (q) =>
+            q.where(sql<boolean>`substr(invoices.irn, 1, ${(irn as string).length}) = ${irn}`),
+          )
+          .$if(tin !== undefined, (q) =>
+            q.where((eb) =>
+              eb.or([
+                eb("invoices.supplier_tin", "=", tin as string),
+                eb("invoices.customer_tin", "=", tin as string),
+              ]),
+            ),
+          )
+          .$if(business_id !== undefined, (q) => q.where("invoices.business_id", "=", business_id as string))
+          .$if(status !== undefined, (q) => q.where("invoices.status", "=", status as string))
+          .$if(payment_status !== undefined, (q) =>
+            q.where("invoices.payment_status", "=", payment_status as string),
+          )
+          .$if(from !== undefined, (q) => q.where("invoices.issue_date", ">=", from as string))
+          .$if(to !== undefined, (q) => q.where("invoices.issue_date", "<=", to as string))
+          .$if(cursor !== undefined, (q) =>
+            q.where((eb) =>
+              eb(
+                eb.refTuple("invoices.signed_at", "invoices.irn"),
+                "<",
+                eb.tuple((cursor as Cursor).signed_at, (cursor as Cursor).irn),
+              ),
+            ),
+          )
+          .orderBy("invoices.signed_at", "desc")
+          .orderBy("invoices.irn", "desc")
+          .limit(limit)
+          .execute()
+      );
+    },
+
+    /** Invoices whose delivery failed for good and that no one has queued again, latest first. */
+    async failedTransmissions(limit: number) {
+      const rows = await db
+        .selectFrom("outbox_jobs")
+        .innerJoin("invoices", "invoices.irn", "outbox_jobs.irn")
+        .innerJoin("businesses", "businesses.id", "invoices.business_id")
+        .select([
+          "outbox_jobs.id as job_id",
+          "invoices.irn",
+          "invoices.business_id",
+          "businesses.name as business_name",
+          "outbox_jobs.attempts",
+          "outbox_jobs.last_error",
+          "outbox_jobs.updated_at as failed_at",
+        ])
+        .where("outbox_jobs.kind", "=", "delivery")
+        .where("outbox_jobs.state", "=", "failed")
+        .where("invoices.status", "=", "TRANSMISSION_FAILED")
+        .orderBy("outbox_jobs.updated_at", "desc")
+        .orderBy("outbox_jobs.id", "desc")
+        .limit(limit)
+        .execute();
+      // An invoice re-queued and failed again has several failed jobs: its latest speaks for it.
+      const seen = new Set<string>();
+      return rows.filter((row) => !seen.has(row.irn) && seen.add(row.irn));
+    },
+
+    /** Webhook events that ran out of attempts, latest first. */
+    async failedWebhooks(limit: number) {
+      return db
+        .selectFrom("outbox_jobs")
+        .select(["id", "business_id", "irn", "attempts", "last_error", "updated_at"])
+        .where("kind", "=", "webhook")
+        .where("state", "=", "failed")
+        .orderBy("updated_at", "desc")
+        .orderBy("id", "desc")
+        .limit(limit)
+        .execute();
+    },
+
+    /** Every outbox job about one invoice, oldest first. */
+    async jobsFor(irn: string) {
+      return db
+        .selectFrom("outbox_jobs")
+        .select([
+          "id",
+          "kind",
+          "state",
+          "attempts",
+          "next_attempt_at",
+          "last_error",
+          "created_at",
+          "updated_at",
+        ])
+        .where("irn", "=", irn)
+        .orderBy("id")
+        .execute();
+    },
+  };
+}
+
+export type DashboardRepository = ReturnType<typeof dashboardRepository>;

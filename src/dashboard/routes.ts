@@ -1,0 +1,302 @@
+import { createHmac, timingSafeEqual } from "node:crypto";
+import cookie from "@fastify/cookie";
+import formbody from "@fastify/formbody";
+import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
+import { Type } from "typebox";
+import { fromFrameworkError } from "../http/error-mapper.ts";
+import { DomainError, ERROR_STATUS } from "../http/errors.ts";
+import { INVOICE_STATUSES } from "../invoices/service.ts";
+import { PAYMENT_STATUSES } from "../reference/data.ts";
+import type { Html } from "./html.ts";
+import type { DashboardService } from "./service.ts";
+import {
+  businessesPage,
+  businessPage,
+  errorPage,
+  invoicePage,
+  invoicesPage,
+  loginPage,
+  NOTICES,
+  type Notice,
+  newKeyPage,
+  outboxPage,
+  overviewPage,
+  STYLE,
+} from "./views.ts";
+
+export const DASHBOARD = "/dashboard";
+const SESSION_COOKIE = "einvoice_operator";
+const SESSION_SECONDS = 12 * 60 * 60;
+
+/** Pages for people, not the API: kept out of the OpenAPI document, outside API-KEY authentication. */
+const PAGE = { hide: true } as const;
+const config = (handler: string) => ({ handler: `dashboard.${handler}`, public: true });
+
+const oneOf = (values: readonly string[]) => Type.Union(values.map((v) => Type.Literal(v)));
+/** A filter left empty arrives as "": the same as not filtering by it. */
+const filterText = (pattern: string) => Type.Optional(Type.String({ pattern, maxLength: 100 }));
+const filterChoice = (values: readonly string[]) => Type.Optional(oneOf(["", ...values]));
+const blank = (value: string | undefined) => (value === "" ? undefined : value);
+
+const Next = Type.String({ pattern: "^/dashboard", maxLength: 2000 });
+const LoginQuery = Type.Object({ next: Type.Optional(Next) });
+const LoginBody = Type.Object({ password: Type.String({ maxLength: 200 }), next: Type.Optional(Next) });
+const Done = Type.Object({ done: Type.Optional(oneOf(Object.keys(NOTICES))) });
+const BusinessBody = Type.Object({
+  name: Type.String({ maxLength: 200 }),
+  tin: Type.String({ maxLength: 40 }),
+});
+const BusinessParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
+const KeyParams = Type.Object({ apiKey: Type.String({ minLength: 1, maxLength: 200 }) });
+const IrnParams = Type.Object({ irn: Type.String({ minLength: 1, maxLength: 100 }) });
+const RequeueBody = Type.Object({ back: Type.Optional(oneOf(["invoice", "outbox"])) });
+const InvoiceQuery = Type.Object({
+  irn: Type.Optional(Type.String({ maxLength: 100 })),
+  tin: filterText("^(\\d+-\\d+)?$"),
+  business_id: filterText("^([0-9a-fA-F-]{36})?$"),
+  status: filterChoice(INVOICE_STATUSES),
+  payment_status: filterChoice(PAYMENT_STATUSES),
+  from: filterText("^(\\d{4}-\\d{2}-\\d{2})?$"),
+  to: filterText("^(\\d{4}-\\d{2}-\\d{2})?$"),
+  after: Type.Optional(Type.String({ maxLength: 40 })),
+  after_irn: Type.Optional(Type.String({ maxLength: 100 })),
+});
+
+const send = (reply: FastifyReply, page: Html, status = 200) =>
+  reply.code(status).type("text/html; charset=utf-8").send(page.text);
+
+const notice = (done: string | undefined) => (done ? NOTICES[done as Notice] : undefined);
+
+/**
+ * The operator dashboard, behind the operator password from config. A sign-in sets a session cookie
+ * signed with a key derived from the pepper and the password (changing the password ends every
+ * session; any process can check it). Forms are refused from other origins: the cookie is
+ * SameSite=Strict and a POST whose Origin is another site is a 403.
+ */
+export function dashboardRoutes(deps: {
+  dashboard: DashboardService;
+  operatorPassword: string | undefined;
+  pepper: Buffer;
+}): FastifyPluginAsyncTypebox {
+  const { dashboard, operatorPassword, pepper } = deps;
+  return async (app) => {
+    app.setErrorHandler((err, request, reply) => {
+      const domain = err instanceof DomainError ? err : fromFrameworkError(err as FastifyError, request);
+      if (domain.code === "internal") request.log.error({ err }, "unhandled error");
+      if (domain.retryAfter !== undefined) void reply.header("retry-after", String(domain.retryAfter));
+      const status = ERROR_STATUS[domain.code];
+      return send(reply, errorPage(domain, status), status);
+    });
+    app.addHook("onSend", async (_request, reply, payload) => {
+      reply.header(
+        "content-security-policy",
+        "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+      );
+      reply.header("x-content-type-options", "nosniff");
+      reply.header("referrer-policy", "same-origin");
+      reply.header("cache-control", "no-store");
+      return payload;
+    });
+
+    if (!operatorPassword) {
+      const off = async () => {
+        throw new DomainError("not_found", {
+          message: "The operator dashboard is off",
+          details:
+            "set EINVOICE_OPERATOR_PASSWORD (at least 16 characters) to turn the operator dashboard on",
+        });
+      };
+      app.get(DASHBOARD, { schema: PAGE, config: config("off") }, off);
+      app.get(`${DASHBOARD}/*`, { schema: PAGE, config: config("off") }, off);
+      return;
+    }
+
+    const digest = (text: string) => createHmac("sha256", pepper).update(text, "utf8").digest();
+    const expected = digest(operatorPassword);
+    const passwordMatches = (given: string) => timingSafeEqual(digest(given), expected);
+    await app.register(cookie, {
+      secret: createHmac("sha256", pepper).update(`dashboard session\0${operatorPassword}`).digest("hex"),
+    });
+    // Forms post url-encoded bodies; the parser is registered for these pages only, not the API.
+    await app.register(formbody);
+
+    const signedIn = (request: FastifyRequest) => {
+      const raw = request.cookies[SESSION_COOKIE];
+      if (!raw) return false;
+      const { valid, value } = request.unsignCookie(raw);
+      return valid && Number(value) > Date.now();
+    };
+
+    app.addHook("onRequest", async (request, reply) => {
+      if (request.method === "POST") {
+        const origin = request.headers.origin;
+        if (origin !== undefined && originHost(origin) !== request.headers.host) {
+          throw new DomainError("forbidden", {
+            message: "Form refused",
+            details: `a form posted from ${origin} cannot act on this dashboard`,
+          });
+        }
+      }
+      const route = request.routeOptions.url;
+      if (route === `${DASHBOARD}/login` || route === `${DASHBOARD}/style.css` || signedIn(request)) return;
+      if (request.method === "GET") {
+        return reply.redirect(`${DASHBOARD}/login?${new URLSearchParams({ next: request.url })}`, 303);
+      }
+      throw new DomainError("unauthorized", {
+        message: "Signed out",
+        details: "sign in to the dashboard again: the session has ended",
+      });
+    });
+
+    app.get(`${DASHBOARD}/style.css`, { schema: PAGE, config: config("style") }, async (_request, reply) =>
+      reply.type("text/css; charset=utf-8").header("cache-control", "max-age=300").send(STYLE),
+    );
+
+    app.get(
+      `${DASHBOARD}/login`,
+      { schema: { ...PAGE, querystring: LoginQuery }, config: config("login") },
+      async (request, reply) => send(reply, loginPage(request.query.next ?? DASHBOARD)),
+    );
+
+    app.post(
+      `${DASHBOARD}/login`,
+      { schema: { ...PAGE, body: LoginBody }, config: config("login") },
+      async (request, reply) => {
+        const next = request.body.next ?? DASHBOARD;
+        if (!passwordMatches(request.body.password)) {
+          request.log.warn("dashboard sign-in refused: wrong operator password");
+          return send(reply, loginPage(next, "That is not the operator password."), 401);
+        }
+        const expires = Date.now() + SESSION_SECONDS * 1000;
+        reply.setCookie(SESSION_COOKIE, String(expires), {
+          signed: true,
+          httpOnly: true,
+          sameSite: "strict",
+          secure: request.protocol === "https",
+          path: DASHBOARD,
+          maxAge: SESSION_SECONDS,
+        });
+        return reply.redirect(next, 303);
+      },
+    );
+
+    app.post(`${DASHBOARD}/logout`, { schema: PAGE, config: config("logout") }, async (_request, reply) =>
+      reply.clearCookie(SESSION_COOKIE, { path: DASHBOARD }).redirect(`${DASHBOARD}/login`, 303),
+    );
+
+    app.get(DASHBOARD, { schema: PAGE, config: config("overview") }, async (_request, reply) =>
+      send(reply, overviewPage(await dashboard.overview())),
+    );
+
+    app.get(`${DASHBOARD}/businesses`, { schema: PAGE, config: config("businesses") }, async (_r, reply) =>
+      send(reply, businessesPage(await dashboard.businesses())),
+    );
+
+    app.post(
+      `${DASHBOARD}/businesses`,
+      { schema: { ...PAGE, body: BusinessBody }, config: config("business_add") },
+      async (request, reply) => {
+        try {
+          const added = await dashboard.addBusiness(request.body);
+          return reply.redirect(
+            `${DASHBOARD}/businesses/${encodeURIComponent(added.business_id)}?done=business_added`,
+            303,
+          );
+        } catch (err) {
+          if (!(err instanceof DomainError && err.code === "bad_request")) throw err;
+          // The form again, as typed, with what is wrong with it.
+          const form = { ...request.body, error: err.details };
+          return send(reply, businessesPage(await dashboard.businesses(), form), 400);
+        }
+      },
+    );
+
+    app.get(
+      `${DASHBOARD}/businesses/:id`,
+      { schema: { ...PAGE, params: BusinessParams, querystring: Done }, config: config("business") },
+      async (request, reply) =>
+        send(reply, businessPage(await dashboard.business(request.params.id), notice(request.query.done))),
+    );
+
+    app.post(
+      `${DASHBOARD}/businesses/:id/keys`,
+      { schema: { ...PAGE, params: BusinessParams }, config: config("key_create") },
+      async (request, reply) => {
+        const { business } = await dashboard.business(request.params.id);
+        const key = await dashboard.createKey(business.id);
+        return send(reply, newKeyPage(business, key));
+      },
+    );
+
+    app.post(
+      `${DASHBOARD}/keys/:apiKey/revoke`,
+      { schema: { ...PAGE, params: KeyParams }, config: config("key_revoke") },
+      async (request, reply) => {
+        const revoked = await dashboard.revokeKey(request.params.apiKey);
+        return reply.redirect(
+          `${DASHBOARD}/businesses/${encodeURIComponent(revoked.business_id)}?done=key_revoked`,
+          303,
+        );
+      },
+    );
+
+    app.get(
+      `${DASHBOARD}/invoices`,
+      { schema: { ...PAGE, querystring: InvoiceQuery }, config: config("invoices") },
+      async (request, reply) => {
+        const q = request.query;
+        const query = {
+          irn: blank(q.irn?.trim()),
+          tin: blank(q.tin),
+          business_id: blank(q.business_id)?.toLowerCase(),
+          status: blank(q.status),
+          payment_status: blank(q.payment_status),
+          from: blank(q.from),
+          to: blank(q.to),
+        };
+        const after = q.after && q.after_irn ? { signed_at: q.after, irn: q.after_irn } : undefined;
+        const [found, businesses] = await Promise.all([
+          dashboard.invoices(query, after),
+          dashboard.businesses(),
+        ]);
+        return send(reply, invoicesPage(query, found, businesses));
+      },
+    );
+
+    app.get(
+      `${DASHBOARD}/invoices/:irn`,
+      { schema: { ...PAGE, params: IrnParams, querystring: Done }, config: config("invoice") },
+      async (request, reply) =>
+        send(reply, invoicePage(await dashboard.invoice(request.params.irn), notice(request.query.done))),
+    );
+
+    app.post(
+      `${DASHBOARD}/invoices/:irn/requeue`,
+      { schema: { ...PAGE, params: IrnParams, body: RequeueBody }, config: config("requeue") },
+      async (request, reply) => {
+        const { irn } = request.params;
+        await dashboard.requeue(irn);
+        const back =
+          request.body.back === "outbox"
+            ? `${DASHBOARD}/outbox`
+            : `${DASHBOARD}/invoices/${encodeURIComponent(irn)}`;
+        return reply.redirect(`${back}?done=requeued`, 303);
+      },
+    );
+
+    app.get(
+      `${DASHBOARD}/outbox`,
+      { schema: { ...PAGE, querystring: Done }, config: config("outbox") },
+      async (request, reply) => send(reply, outboxPage(await dashboard.outbox(), notice(request.query.done))),
+    );
+  };
+}
+
+function originHost(origin: string): string | undefined {
+  try {
+    return new URL(origin).host;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,377 @@
+import type { DomainError } from "../http/errors.ts";
+import { INVOICE_STATUSES } from "../invoices/service.ts";
+import { PAYMENT_STATUSES } from "../reference/data.ts";
+import { type Html, html } from "./html.ts";
+import type { DashboardService } from "./service.ts";
+
+type Data<K extends keyof DashboardService> = Awaited<ReturnType<DashboardService[K]>>;
+
+const NAV = [
+  ["overview", "/dashboard", "Overview"],
+  ["businesses", "/dashboard/businesses", "Businesses"],
+  ["invoices", "/dashboard/invoices", "Invoices"],
+  ["outbox", "/dashboard/outbox", "Outbox"],
+] as const;
+type Section = (typeof NAV)[number][0];
+
+/** What a finished action says on the page it leads to (`?done=`). */
+export const NOTICES = {
+  business_added: "Business added. Create a credential for it below.",
+  key_revoked: "Credential revoked: it fails from its very next request.",
+  requeued: "Transmission re-queued: the outbox workers deliver it; this page shows when.",
+} as const;
+export type Notice = keyof typeof NOTICES;
+
+const when = (iso: string | null | undefined) => (iso ? iso.replace("T", " ").replace(/\.\d+Z$/, "Z") : "—");
+
+const badge = (value: string) => html`<span class="badge badge-${value.toLowerCase()}">${value}</span>`;
+
+const invoiceLink = (irn: string) =>
+  html`<a href="/dashboard/invoices/${encodeURIComponent(irn)}">${irn}</a>`;
+
+const businessLink = (id: string, name: string) =>
+  html`<a href="/dashboard/businesses/${encodeURIComponent(id)}">${name}</a>`;
+
+function page(title: string, section: Section | null, body: Html, notice?: string): Html {
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${title} · E-invoicing operator</title>
+<link rel="stylesheet" href="/dashboard/style.css">
+</head>
+<body>
+<header>
+  <a class="brand" href="/dashboard">E-invoicing <span>operator</span></a>
+  ${
+    section === null
+      ? ""
+      : html`<nav>${NAV.map(
+          ([id, href, label]) =>
+            html`<a href="${href}"${id === section ? html` aria-current="page"` : ""}>${label}</a>`,
+        )}</nav>
+  <form method="post" action="/dashboard/logout"><button class="link">Sign out</button></form>`
+  }
+</header>
+<main>
+<h1>${title}</h1>
+${notice ? html`<p class="notice" role="status">${notice}</p>` : ""}
+${body}
+</main>
+</body>
+</html>`;
+}
+
+export function loginPage(next: string, error?: string): Html {
+  return page(
+    "Sign in",
+    null,
+    html`<form method="post" action="/dashboard/login" class="card narrow">
+  ${error ? html`<p class="error" role="alert">${error}</p>` : ""}
+  <label>Operator password <input type="password" name="password" autocomplete="current-password" required autofocus></label>
+  <input type="hidden" name="next" value="${next}">
+  <button>Sign in</button>
+</form>`,
+  );
+}
+
+export function errorPage(err: DomainError, status: number): Html {
+  return page(
+    err.message,
+    "overview",
+    html`<p class="error" role="alert">${err.details}</p><p class="muted">HTTP ${status}</p>`,
+  );
+}
+
+function outboxTable(stats: Data<"overview">["outbox"]): Html {
+  if (stats.length === 0) return html`<p class="muted">The outbox is empty: nothing was ever queued.</p>`;
+  return html`<table>
+<thead><tr><th>Kind</th><th>State</th><th class="num">Jobs</th><th class="num">In flight</th><th>Oldest</th></tr></thead>
+<tbody>${stats.map(
+    (s) =>
+      html`<tr><td>${s.kind}</td><td>${badge(s.state)}</td><td class="num">${s.count}</td><td class="num">${s.in_flight}</td><td>${when(s.oldest)}</td></tr>`,
+  )}</tbody>
+</table>`;
+}
+
+export function overviewPage(data: Data<"overview">): Html {
+  const { totals } = data;
+  return page(
+    "Overview",
+    "overview",
+    html`<div class="tiles">
+  <a class="tile" href="/dashboard/businesses"><strong>${totals.businesses}</strong> businesses</a>
+  <div class="tile"><strong>${totals.active_keys}</strong> active credentials</div>
+  <a class="tile" href="/dashboard/invoices"><strong>${totals.invoices}</strong> invoices signed</a>
+  <a class="tile${data.failedTransmissions > 0 ? " alarm" : ""}" href="/dashboard/outbox"><strong>${data.failedTransmissions}</strong> failed transmissions</a>
+</div>
+<h2>Outbox</h2>
+${outboxTable(data.outbox)}`,
+  );
+}
+
+export function businessesPage(
+  businesses: Data<"businesses">,
+  form: { name?: string; tin?: string; error?: string } = {},
+): Html {
+  return page(
+    "Businesses",
+    "businesses",
+    html`<table>
+<thead><tr><th>Name</th><th>TIN</th><th>Service id</th><th>Business id</th><th class="num">Invoices</th><th>Added</th></tr></thead>
+<tbody>${businesses.map(
+      (b) =>
+        html`<tr><td>${businessLink(b.id, b.name)}</td><td>${b.tin}</td><td><code>${b.service_id}</code></td><td><code>${b.id}</code></td><td class="num">${b.chain_length}</td><td>${when(b.created_at)}</td></tr>`,
+    )}</tbody>
+</table>
+${businesses.length === 0 ? html`<p class="muted">No business yet.</p>` : ""}
+<h2>Add a business</h2>
+<form method="post" action="/dashboard/businesses" class="card inline">
+  ${form.error ? html`<p class="error" role="alert">${form.error}</p>` : ""}
+  <label>Name <input name="name" value="${form.name ?? ""}" required maxlength="200"></label>
+  <label>TIN <input name="tin" value="${form.tin ?? ""}" required placeholder="12345678-0001" maxlength="40"></label>
+  <button>Add business</button>
+</form>`,
+  );
+}
+
+export function businessPage(data: Data<"business">, notice?: string): Html {
+  const { business: b, keys } = data;
+  return page(
+    b.name,
+    "businesses",
+    html`<dl class="facts">
+  <dt>Business id</dt><dd><code>${b.id}</code></dd>
+  <dt>TIN</dt><dd>${b.tin}</dd>
+  <dt>Service id</dt><dd><code>${b.service_id}</code></dd>
+  <dt>Invoices signed</dt><dd>${b.chain_length} · <a href="/dashboard/invoices?business_id=${encodeURIComponent(b.id)}">list them</a></dd>
+  <dt>Chain head</dt><dd><code>${b.chain_head ?? "—"}</code></dd>
+  <dt>Added</dt><dd>${when(b.created_at)}</dd>
+</dl>
+<h2>Credentials</h2>
+<table>
+<thead><tr><th>API key</th><th>Created</th><th>State</th><th></th></tr></thead>
+<tbody>${keys.map(
+      (k) =>
+        html`<tr><td><code>${k.api_key}</code></td><td>${when(k.created_at)}</td><td>${
+          k.revoked_at ? html`${badge("revoked")} ${when(k.revoked_at)}` : badge("active")
+        }</td><td>${
+          k.revoked_at
+            ? ""
+            : html`<form method="post" action="/dashboard/keys/${encodeURIComponent(k.api_key)}/revoke"><button class="danger">Revoke</button></form>`
+        }</td></tr>`,
+    )}</tbody>
+</table>
+${keys.length === 0 ? html`<p class="muted">No credential yet.</p>` : ""}
+<form method="post" action="/dashboard/businesses/${encodeURIComponent(b.id)}/keys"><button>Create a credential</button></form>`,
+    notice,
+  );
+}
+
+export function newKeyPage(
+  business: { id: string; name: string },
+  key: { api_key: string; api_secret: string },
+): Html {
+  return page(
+    "New credential",
+    "businesses",
+    html`<p>For ${businessLink(business.id, business.name)}. The secret is shown this once and is not stored: copy it now.</p>
+<dl class="facts secret">
+  <dt>API-KEY</dt><dd><code id="api-key">${key.api_key}</code></dd>
+  <dt>API-SECRET</dt><dd><code id="api-secret">${key.api_secret}</code></dd>
+</dl>
+<p><a href="/dashboard/businesses/${encodeURIComponent(business.id)}">Back to ${business.name}</a></p>`,
+  );
+}
+
+export type InvoiceQuery = {
+  irn?: string | undefined;
+  tin?: string | undefined;
+  business_id?: string | undefined;
+  status?: string | undefined;
+  payment_status?: string | undefined;
+  from?: string | undefined;
+  to?: string | undefined;
+};
+
+function options(values: readonly string[], selected: string | undefined, any: string): Html {
+  return html`<option value="">${any}</option>${values.map(
+    (v) => html`<option${v === selected ? html` selected` : ""}>${v}</option>`,
+  )}`;
+}
+
+export function invoicesPage(
+  query: InvoiceQuery,
+  data: Data<"invoices">,
+  businesses: Data<"businesses">,
+): Html {
+  const next = data.next
+    ? `/dashboard/invoices?${new URLSearchParams({
+        ...Object.fromEntries(Object.entries(query).filter((e): e is [string, string] => e[1] !== undefined)),
+        after: data.next.signed_at,
+        after_irn: data.next.irn,
+      })}`
+    : undefined;
+  return page(
+    "Invoices",
+    "invoices",
+    html`<form method="get" action="/dashboard/invoices" class="card filters">
+  <label>IRN <input name="irn" value="${query.irn ?? ""}" placeholder="the IRN or its beginning"></label>
+  <label>TIN <input name="tin" value="${query.tin ?? ""}" placeholder="supplier or customer"></label>
+  <label>Business <select name="business_id"><option value="">any</option>${businesses.map(
+    (b) =>
+      html`<option value="${b.id}"${b.id === query.business_id ? html` selected` : ""}>${b.name}</option>`,
+  )}</select></label>
+  <label>Status <select name="status">${options(INVOICE_STATUSES, query.status, "any")}</select></label>
+  <label>Payment <select name="payment_status">${options(PAYMENT_STATUSES, query.payment_status, "any")}</select></label>
+  <label>Issued from <input type="date" name="from" value="${query.from ?? ""}"></label>
+  <label>to <input type="date" name="to" value="${query.to ?? ""}"></label>
+  <button>Search</button> <a href="/dashboard/invoices">Clear</a>
+</form>
+<table id="invoices">
+<thead><tr><th>IRN</th><th>Business</th><th>Status</th><th>Payment</th><th>Issued</th><th>Supplier TIN</th><th>Customer TIN</th><th>Signed</th></tr></thead>
+<tbody>${data.rows.map(
+      (r) =>
+        html`<tr><td>${invoiceLink(r.irn)}</td><td>${businessLink(r.business_id, r.business_name)}</td><td>${badge(r.status)}</td><td>${badge(r.payment_status)}</td><td>${r.issue_date}</td><td>${r.supplier_tin ?? "—"}</td><td>${r.customer_tin ?? "—"}</td><td>${when(r.signed_at)}</td></tr>`,
+    )}</tbody>
+</table>
+${data.rows.length === 0 ? html`<p class="muted">No invoice matches.</p>` : ""}
+${next ? html`<p><a rel="next" href="${next}">Older invoices →</a></p>` : ""}`,
+  );
+}
+
+function requeueForm(irn: string, back: "invoice" | "outbox"): Html {
+  return html`<form method="post" action="/dashboard/invoices/${encodeURIComponent(irn)}/requeue">
+  <input type="hidden" name="back" value="${back}"><button>Re-queue</button></form>`;
+}
+
+export function invoicePage(data: Data<"invoice">, notice?: string): Html {
+  const { record: r, qr, jobs } = data;
+  return page(
+    r.irn,
+    "invoices",
+    html`<div class="split">
+<dl class="facts">
+  <dt>Business</dt><dd>${businessLink(r.business_id, data.businessName)}</dd>
+  <dt>Status</dt><dd>${badge(r.status)}</dd>
+  <dt>Payment</dt><dd>${badge(r.payment_status)}${r.payment_reference ? html` · ${r.payment_reference}` : ""}</dd>
+  <dt>Invoice type</dt><dd>${r.invoice_type_code}</dd>
+  <dt>Issued</dt><dd>${r.issue_date}</dd>
+  <dt>Signed</dt><dd>${when(r.signed_at)}</dd>
+  <dt>Transmitted</dt><dd>${when(r.transmitted_at)}</dd>
+  <dt>Authority reference</dt><dd>${r.authority_reference ?? "—"}</dd>
+  <dt>Signature</dt><dd>${r.signature ? html`${r.signature.alg} · key <code>${r.signature.kid}</code>` : "—"}</dd>
+  <dt>Hash</dt><dd><code>${r.signature?.hash ?? "—"}</code></dd>
+  <dt>Previous hash</dt><dd><code>${r.previous_hash ?? "— (first of its chain)"}</code></dd>
+</dl>
+<figure class="qr"><img src="${qr}" alt="QR code of ${r.irn}" width="240" height="240"><figcaption>The QR code printed on the invoice</figcaption></figure>
+</div>
+${r.status === "TRANSMISSION_FAILED" ? html`<div class="card alarm">The authority did not take this invoice. ${requeueForm(r.irn, "invoice")}</div>` : ""}
+<h2>History</h2>
+<table id="history">
+<thead><tr><th>At</th><th>Event</th><th>Actor</th><th>Detail</th></tr></thead>
+<tbody>${r.history.map(
+      (e) =>
+        html`<tr><td>${when(e.at)}</td><td>${e.type}</td><td><code>${e.actor}</code></td><td><code>${
+          Object.keys(e.detail).length > 0 ? JSON.stringify(e.detail) : ""
+        }</code></td></tr>`,
+    )}</tbody>
+</table>
+<h2>Outbox jobs</h2>
+${
+  jobs.length === 0
+    ? html`<p class="muted">None: this invoice was never queued for transmission.</p>`
+    : html`<table>
+<thead><tr><th>Job</th><th>Kind</th><th>State</th><th class="num">Attempts</th><th>Next attempt</th><th>Last error</th><th>Updated</th></tr></thead>
+<tbody>${jobs.map(
+        (j) =>
+          html`<tr><td>${j.id}</td><td>${j.kind}</td><td>${badge(j.state)}</td><td class="num">${j.attempts}</td><td>${j.state === "pending" ? when(j.next_attempt_at) : "—"}</td><td>${j.last_error ?? ""}</td><td>${when(j.updated_at)}</td></tr>`,
+      )}</tbody>
+</table>`
+}
+<h2>Document</h2>
+<pre class="document">${JSON.stringify(r.document, null, 2)}</pre>`,
+    notice,
+  );
+}
+
+export function outboxPage(data: Data<"outbox">, notice?: string): Html {
+  return page(
+    "Outbox",
+    "outbox",
+    html`${outboxTable(data.stats)}
+<h2>Failed transmissions</h2>
+${
+  data.failedTransmissions.length === 0
+    ? html`<p class="muted">None: every transmission was delivered or is still being tried.</p>`
+    : html`<table id="failed-transmissions">
+<thead><tr><th>IRN</th><th>Business</th><th class="num">Attempts</th><th>Last error</th><th>Failed</th><th></th></tr></thead>
+<tbody>${data.failedTransmissions.map(
+        (f) =>
+          html`<tr><td>${invoiceLink(f.irn)}</td><td>${businessLink(f.business_id, f.business_name)}</td><td class="num">${f.attempts}</td><td>${f.last_error ?? ""}</td><td>${when(f.failed_at)}</td><td>${requeueForm(f.irn, "outbox")}</td></tr>`,
+      )}</tbody>
+</table>`
+}
+<h2>Failed webhook events</h2>
+${
+  data.failedWebhooks.length === 0
+    ? html`<p class="muted">None.</p>`
+    : html`<table>
+<thead><tr><th>Job</th><th>Business</th><th>IRN</th><th class="num">Attempts</th><th>Last error</th><th>Failed</th></tr></thead>
+<tbody>${data.failedWebhooks.map(
+        (w) =>
+          html`<tr><td>${w.id}</td><td><a href="/dashboard/businesses/${encodeURIComponent(w.business_id)}"><code>${w.business_id}</code></a></td><td>${w.irn ? invoiceLink(w.irn) : "—"}</td><td class="num">${w.attempts}</td><td>${w.last_error ?? ""}</td><td>${when(w.updated_at)}</td></tr>`,
+      )}</tbody>
+</table>`
+}`,
+    notice,
+  );
+}
+
+export const STYLE = `
+:root { --ink: #1d2433; --muted: #667085; --line: #e4e7ec; --brand: #0b6e4f; --alarm: #b42318; --bg: #f7f8fa; }
+* { box-sizing: border-box; }
+body { margin: 0; font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--ink); background: var(--bg); }
+header { display: flex; align-items: center; gap: 24px; padding: 10px 24px; background: #fff; border-bottom: 1px solid var(--line); }
+header nav { display: flex; gap: 16px; flex: 1; }
+header a { color: var(--ink); text-decoration: none; }
+header nav a[aria-current] { color: var(--brand); font-weight: 600; border-bottom: 2px solid var(--brand); }
+.brand { font-weight: 700; } .brand span { color: var(--brand); font-weight: 500; }
+main { padding: 8px 24px 48px; max-width: 1280px; }
+h1 { font-size: 20px; word-break: break-all; } h2 { font-size: 16px; margin-top: 28px; }
+a { color: var(--brand); }
+table { border-collapse: collapse; width: 100%; background: #fff; border: 1px solid var(--line); }
+th, td { text-align: left; padding: 6px 10px; border-bottom: 1px solid var(--line); vertical-align: top; }
+th { font-weight: 600; color: var(--muted); font-size: 12px; text-transform: uppercase; letter-spacing: .03em; }
+td code { word-break: break-all; }
+.num { text-align: right; }
+.muted { color: var(--muted); }
+.card { background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: 14px; margin: 12px 0; }
+.card.narrow { max-width: 360px; display: grid; gap: 12px; }
+.card.inline, .filters { display: flex; flex-wrap: wrap; gap: 12px; align-items: end; }
+.card.alarm { border-color: var(--alarm); display: flex; gap: 16px; align-items: center; }
+label { display: grid; gap: 4px; font-size: 12px; color: var(--muted); }
+input, select { font: inherit; padding: 5px 8px; border: 1px solid #cfd4dc; border-radius: 4px; color: var(--ink); }
+button { font: inherit; padding: 6px 12px; border-radius: 4px; border: 1px solid var(--brand); background: var(--brand); color: #fff; cursor: pointer; }
+button.danger { background: #fff; color: var(--alarm); border-color: var(--alarm); }
+button.link { background: none; border: none; color: var(--muted); padding: 0; }
+form { margin: 0; }
+.notice { background: #ecfdf3; border: 1px solid #abefc6; padding: 8px 12px; border-radius: 4px; }
+.error { color: var(--alarm); margin: 0; }
+.tiles { display: grid; grid-template-columns: repeat(auto-fit, minmax(180px, 1fr)); gap: 12px; }
+.tile { background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: 14px; color: var(--muted); text-decoration: none; }
+.tile strong { display: block; font-size: 26px; color: var(--ink); }
+.tile.alarm strong { color: var(--alarm); }
+.facts { display: grid; grid-template-columns: max-content 1fr; gap: 4px 16px; margin: 0; }
+.facts dt { color: var(--muted); } .facts dd { margin: 0; word-break: break-all; }
+.secret code { font-size: 15px; background: #fffbeb; padding: 2px 6px; }
+.split { display: flex; gap: 24px; align-items: flex-start; } .split .facts { flex: 1; }
+.qr { margin: 0; text-align: center; color: var(--muted); font-size: 12px; }
+.qr img { display: block; background: #fff; border: 1px solid var(--line); }
+.document { background: #fff; border: 1px solid var(--line); padding: 12px; overflow: auto; max-height: 480px; font-size: 12px; }
+.badge { display: inline-block; padding: 1px 8px; border-radius: 10px; font-size: 12px; background: #eef2f6; }
+.badge-transmitted, .badge-paid, .badge-active, .badge-done { background: #dcfae6; color: #085d3a; }
+.badge-transmission_failed, .badge-rejected, .badge-failed, .badge-revoked { background: #fee4e2; color: var(--alarm); }
+.badge-transmitting, .badge-pending { background: #fef0c7; color: #93370d; }
+`;

@@ -1,0 +1,11 @@
+import QRCode from "qrcode";
+
+/** Error correction H survives a smudged print; 320 px is legible from a receipt. */
+const RENDER = { errorCorrectionLevel: "H", margin: 2, width: 320 } as const;
+
+/** The renderings of a QR text: the API's images and the dashboard's. */
+export const qrImage = {
+  png: (text: string) => QRCode.toBuffer(text, { ...RENDER, type: "png" }),
+  svg: (text: string) => QRCode.toString(text, { ...RENDER, type: "svg" }),
+  dataUrl: (text: string) => QRCode.toDataURL(text, RENDER),
+};
