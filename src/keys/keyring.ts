@@ -29,6 +29,14 @@ type StoredSecrets = {
 
 const MIN_KEY_BYTES = 32;
 
+/** New secret values, base64: what the sandbox generates and `keys generate` prints for production. */
+export const newSecret = {
+  pepper: () => randomBytes(32).toString("base64"),
+  dataKey: () => randomBytes(32).toString("base64"),
+  /** 24 characters drawn from 144 random bits. */
+  operatorPassword: () => randomBytes(18).toString("base64url"),
+};
+
 type KeyConfig = Pick<
   Config,
   "mode" | "dataDir" | "secretPepper" | "dataKeys" | "qrKeys" | "signingKeys" | "operatorPassword"
@@ -86,11 +94,11 @@ function sandboxSecrets(dir: string): StoredSecrets {
     : {};
   let changed = false;
   if (!stored.pepper) {
-    stored.pepper = randomBytes(32).toString("base64");
+    stored.pepper = newSecret.pepper();
     changed = true;
   }
   if (!stored.data_keys?.length) {
-    stored.data_keys = [{ kid: "k1", key: randomBytes(32).toString("base64") }];
+    stored.data_keys = [{ kid: "k1", key: newSecret.dataKey() }];
     changed = true;
   }
   if (!stored.qr_keys?.length) {
@@ -102,7 +110,7 @@ function sandboxSecrets(dir: string): StoredSecrets {
     changed = true;
   }
   if (!stored.operator_password) {
-    stored.operator_password = randomBytes(18).toString("base64url");
+    stored.operator_password = newSecret.operatorPassword();
     changed = true;
   }
   if (changed) writeSecrets(file, stored);
@@ -139,7 +147,7 @@ export function rotateSandboxDataKey(dataDir: string): string {
   let n = taken.size + 1;
   while (taken.has(`k${n}`)) n++;
   const kid = `k${n}`;
-  stored.data_keys = [{ kid, key: randomBytes(32).toString("base64") }, ...(stored.data_keys ?? [])];
+  stored.data_keys = [{ kid, key: newSecret.dataKey() }, ...(stored.data_keys ?? [])];
   writeSecrets(file, stored);
   return kid;
 }

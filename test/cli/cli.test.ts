@@ -261,3 +261,31 @@ test("production serve without its secrets exits non-zero naming the missing set
   failed(pepperOnly, /EINVOICE_DATA_KEYS/);
   assert.doesNotMatch(pepperOnly.stderr, /EINVOICE_SECRET_PEPPER/);
 });
+
+test("keys generate makes every secret a production start needs: migrate and audit verify run on them", {
+  timeout: TIMEOUT * 3,
+}, async (t) => {
+  const { env } = await dbEnv(t, "prod.db");
+  const generated = await cli(["keys", "generate", "--env"], {});
+  assert.equal(generated.code, 0, generated.stderr);
+  const secrets = Object.fromEntries(
+    generated.stdout
+      .trim()
+      .split("\n")
+      .map((line) => [line.slice(0, line.indexOf("=")), line.slice(line.indexOf("=") + 1)]),
+  );
+  assert.deepEqual(Object.keys(secrets).sort(), [
+    "EINVOICE_DATA_KEYS",
+    "EINVOICE_OPERATOR_PASSWORD",
+    "EINVOICE_QR_KEYS",
+    "EINVOICE_SECRET_PEPPER",
+    "EINVOICE_SIGNING_KEYS",
+  ]);
+  const production = { ...env, ...secrets, EINVOICE_MODE: "production" };
+  oneJson(await cli(["migrate"], production));
+  assert.deepEqual(oneJson(await cli(["audit", "verify"], production)).broken, []);
+  // Fresh each time, and the same set as JSON.
+  const again = oneJson(await cli(["keys", "generate"], {}));
+  assert.deepEqual(Object.keys(again).sort(), Object.keys(secrets).sort());
+  for (const name of Object.keys(secrets)) assert.notEqual(again[name], secrets[name], name);
+});

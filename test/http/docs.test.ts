@@ -1,35 +1,16 @@
 import assert from "node:assert/strict";
-import fs from "node:fs";
-import path from "node:path";
 import { test } from "node:test";
-import { chromium } from "playwright-core";
-import { listen, REPO_ROOT, tenant } from "../helpers.ts";
-
-/** Debian's Chromium; CI installs it (`apt-get install -y chromium`), nothing is downloaded at run time. */
-const CHROMIUM = "/usr/bin/chromium";
-const ARTIFACTS = path.join(REPO_ROOT, "test", "artifacts");
+import { launchBrowser, screenshot, withoutChromium } from "../browser.ts";
+import { listen, tenant } from "../helpers.ts";
 
 test("/docs in a browser: enter API-KEY and API-SECRET, try the health check and the states list, see the answers", {
   timeout: 90_000,
-  skip:
-    !fs.existsSync(CHROMIUM) &&
-    `no Chromium at ${CHROMIUM} (apt-get install -y chromium): browser test skipped`,
+  skip: withoutChromium,
 }, async (t) => {
   const { ctx, url } = await listen(t);
   const a = await tenant(ctx);
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
-  t.after(() => browser.close());
+  const browser = await launchBrowser(t);
   const page = await browser.newPage();
-  fs.mkdirSync(ARTIFACTS, { recursive: true });
   try {
     await page.goto(`${url}/docs`);
     await page.locator(".auth-wrapper button.authorize").click();
@@ -55,9 +36,9 @@ test("/docs in a browser: enter API-KEY and API-SECRET, try the health check and
     };
     await tryOut("get", "/", /API is healthy/);
     await tryOut("get", "/api/v1/einvoice/resources/states", /"NG-LA"[\s\S]*"Lagos"|"Lagos"[\s\S]*"NG-LA"/);
-    await page.screenshot({ path: path.join(ARTIFACTS, "docs.png"), fullPage: true });
+    await screenshot(page, "docs");
   } catch (err) {
-    await page.screenshot({ path: path.join(ARTIFACTS, "docs-failure.png"), fullPage: true });
+    await screenshot(page, "docs-failure");
     throw err;
   }
 });

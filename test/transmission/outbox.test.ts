@@ -2,44 +2,14 @@ import assert from "node:assert/strict";
 import { createHmac } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { type TestContext, test } from "node:test";
+import { test } from "node:test";
 import type { Context } from "../../src/main.ts";
 import { freePort } from "../cli/run.ts";
 import { build, eventually, freshInvoice, type Json, tenant } from "../helpers.ts";
+import { FAST, pair } from "./pair.ts";
 import { faulty, proxy } from "./proxy.ts";
 
 const API = "/api/v1/einvoice";
-
-/** Fast retries so that the tests measure behaviour, not backoff. */
-const FAST = {
-  EINVOICE_RETRY_BASE_MS: "20",
-  EINVOICE_RETRY_MAX_MS: "200",
-  EINVOICE_MAX_ATTEMPTS: "1000",
-};
-
-/**
- * An authority instance and a gateway instance that delivers to it at `upstreamUrl(port)`, with the
- * same business (same id and service id) registered on both.
- */
-async function pair(
-  t: TestContext,
-  gatewayEnv: Record<string, string>,
-  upstreamUrl: (authorityPort: number) => string,
-) {
-  const authority = await build(t);
-  const authorityPort = await freePort();
-  const upstream = await tenant(authority.ctx);
-  const gateway = await build(t, {
-    ...FAST,
-    EINVOICE_AUTHORITY: "http",
-    EINVOICE_AUTHORITY_URL: upstreamUrl(authorityPort),
-    EINVOICE_AUTHORITY_API_KEY: upstream.api_key,
-    EINVOICE_AUTHORITY_API_SECRET: upstream.api_secret,
-    ...gatewayEnv,
-  });
-  const local = await tenant(gateway.ctx, { id: upstream.business_id, serviceId: upstream.service_id });
-  return { authority, authorityPort, upstream, gateway, local };
-}
 
 async function statusCounts(ctx: Context): Promise<Record<string, number>> {
   const rows = await ctx.db
