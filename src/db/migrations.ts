@@ -234,6 +234,14 @@ const migrations: Record<string, Migration> = {
       }
     },
   },
+  "0007_invoices_by_signing_time": {
+    async up(db: Kysely<unknown>) {
+      // The operator dashboard lists every business's invoices newest first, a page at a time from
+      // where the last page ended: without this index each page sorted the whole register. Signing
+      // times only grow, so new entries land at the index's right edge.
+      await db.schema.createIndex("invoices_signed").on("invoices").columns(["signed_at", "irn"]).execute();
+    },
+  },
 };
 
 /** What lookup/{IRN} reads of an invoice, the key first: the columns of the index that answers it. */

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { CompiledQuery, sql } from "kysely";
+import { type InvoiceFilter, invoiceSearch } from "../../src/dashboard/repository.ts";
 import { stateQuery } from "../../src/invoices/repository.ts";
 import { build, ENGINE } from "../helpers.ts";
 
@@ -28,5 +29,37 @@ test(`lookup/{IRN} is answered from one index on ${ENGINE}, without reading the 
       columns.rows[0]?.indexdef ?? "",
       /\(irn, business_id, status, payment_status, payment_reference, signed_at, transmitted_at, authority_reference\)/,
     );
+  }
+});
+
+test(`the dashboard's invoice pages on ${ENGINE}: unfiltered and one business's walk an index in order, an IRN is searched in the key`, async (t) => {
+  const { ctx } = await build(t);
+  const plan = async (filter: InvoiceFilter) => {
+    const query = invoiceSearch(ctx.db, filter, undefined, 51).compile();
+    const rows = await ctx.db.executeQuery<Record<string, unknown>>(
+      CompiledQuery.raw(`explain ${ENGINE === "sqlite" ? "query plan " : ""}${query.sql}`, [
+        ...query.parameters,
+      ]),
+    );
+    return rows.rows.map((row) => String(row.detail ?? row["QUERY PLAN"])).join(" | ");
+  };
+  if (ENGINE === "sqlite") {
+    // In order from an index: no sort of the whole register for the first page.
+    assert.match(await plan({}), /SCAN invoices USING INDEX invoices_signed/);
+    assert.doesNotMatch(await plan({}), /TEMP B-TREE FOR ORDER BY/);
+    assert.match(await plan({ business_id: "b" }), /SEARCH invoices USING INDEX invoices_business_signed/);
+    // Only ties of one signing time are put in IRN order.
+    assert.doesNotMatch(await plan({ business_id: "b" }), /TEMP B-TREE FOR ORDER BY/);
+    assert.match(await plan({ irn: "INV0001-" }), /SEARCH invoices USING .*INDEX .*\(irn>\? AND irn<\?\)/);
+    // A rare status is read from the matches and sorted, not found by walking every invoice in order.
+    assert.match(await plan({ status: "TRANSMISSION_FAILED" }), /USE TEMP B-TREE FOR ORDER BY/);
+  } else {
+    // The planner chooses by statistics; the index it needs for the unfiltered page must exist.
+    const indexes = await sql<{ indexdef: string }>`
+      select indexdef from pg_indexes where schemaname = current_schema() and indexname = 'invoices_signed'`.execute(
+      ctx.db,
+    );
+    assert.match(indexes.rows[0]?.indexdef ?? "", /\(signed_at, irn\)/);
+    assert.match(await plan({}), /Limit/);
   }
 });
