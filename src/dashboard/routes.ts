@@ -33,12 +33,8 @@ const SESSION_SECONDS = 12 * 60 * 60;
 const PAGE = { hide: true } as const;
 const config = (handler: string) => ({ handler: `dashboard.${handler}`, public: true });
 
-const oneOf = (values: readonly string[]) => Type.Union(values.map((v) => Type.Literal(v)));
-/** A filter left empty arrives as "": the same as not filtering by it. */
-const filterText = (pattern: string) => Type.Optional(Type.String({ pattern, maxLength: 100 }));
-const filterChoice = (values: readonly string[]) => Type.Optional(oneOf(["", ...values]));
-const blank = (value: string | undefined) => (value === "" ? undefined : value);
-
+/** One message naming the allowed values, where a union of literals would give one per value. */
+const oneOf = (values: readonly string[]) => Type.Enum([...values]);
 const Next = Type.String({ pattern: "^/dashboard", maxLength: 2000 });
 const LoginQuery = Type.Object({ next: Type.Optional(Next) });
 const LoginBody = Type.Object({ password: Type.String({ maxLength: 200 }), next: Type.Optional(Next) });
@@ -53,12 +49,12 @@ const IrnParams = Type.Object({ irn: Type.String({ minLength: 1, maxLength: 100 
 const RequeueBody = Type.Object({ back: Type.Optional(oneOf(["invoice", "outbox"])) });
 const InvoiceQuery = Type.Object({
   irn: Type.Optional(Type.String({ maxLength: 100 })),
-  tin: filterText("^(\\d+-\\d+)?$"),
-  business_id: filterText("^([0-9a-fA-F-]{36})?$"),
-  status: filterChoice(INVOICE_STATUSES),
-  payment_status: filterChoice(PAYMENT_STATUSES),
-  from: filterText("^(\\d{4}-\\d{2}-\\d{2})?$"),
-  to: filterText("^(\\d{4}-\\d{2}-\\d{2})?$"),
+  tin: Type.Optional(Type.String({ format: "tin", maxLength: 40 })),
+  business_id: Type.Optional(Type.String({ format: "uuid" })),
+  status: Type.Optional(oneOf(INVOICE_STATUSES)),
+  payment_status: Type.Optional(oneOf(PAYMENT_STATUSES)),
+  from: Type.Optional(Type.String({ format: "date" })),
+  to: Type.Optional(Type.String({ format: "date" })),
   after: Type.Optional(Type.String({ maxLength: 40 })),
   after_irn: Type.Optional(Type.String({ maxLength: 100 })),
 });
@@ -141,12 +137,19 @@ export function dashboardRoutes(deps: {
       const route = request.routeOptions.url;
       if (route === `${DASHBOARD}/login` || route === `${DASHBOARD}/style.css` || signedIn(request)) return;
       if (request.method === "GET") {
-        return reply.redirect(`${DASHBOARD}/login?${new URLSearchParams({ next: request.url })}`, 303);
+        const next = request.url.length <= 2000 ? request.url : DASHBOARD;
+        return reply.redirect(`${DASHBOARD}/login?${new URLSearchParams({ next })}`, 303);
       }
       throw new DomainError("unauthorized", {
         message: "Signed out",
         details: "sign in to the dashboard again: the session has ended",
       });
+    });
+
+    // A form's empty field arrives as "": the same as not filtering by it.
+    app.addHook("preValidation", async (request) => {
+      const query = request.query as Record<string, unknown>;
+      for (const [name, value] of Object.entries(query)) if (value === "") delete query[name];
     });
 
     app.get(`${DASHBOARD}/style.css`, { schema: PAGE, config: config("style") }, async (_request, reply) =>
@@ -247,13 +250,13 @@ export function dashboardRoutes(deps: {
       async (request, reply) => {
         const q = request.query;
         const query = {
-          irn: blank(q.irn?.trim()),
-          tin: blank(q.tin),
-          business_id: blank(q.business_id)?.toLowerCase(),
-          status: blank(q.status),
-          payment_status: blank(q.payment_status),
-          from: blank(q.from),
-          to: blank(q.to),
+          irn: q.irn?.trim() || undefined,
+          tin: q.tin,
+          business_id: q.business_id?.toLowerCase(),
+          status: q.status,
+          payment_status: q.payment_status,
+          from: q.from,
+          to: q.to,
         };
         const after = q.after && q.after_irn ? { signed_at: q.after, irn: q.after_irn } : undefined;
         const [found, businesses] = await Promise.all([
@@ -290,6 +293,13 @@ export function dashboardRoutes(deps: {
       { schema: { ...PAGE, querystring: Done }, config: config("outbox") },
       async (request, reply) => send(reply, outboxPage(await dashboard.outbox(), notice(request.query.done))),
     );
+
+    app.get(`${DASHBOARD}/*`, { schema: PAGE, config: config("unknown") }, async (request) => {
+      throw new DomainError("not_found", {
+        message: "No such page",
+        details: `the dashboard has no page at ${request.url.split("?")[0]}`,
+      });
+    });
   };
 }
 

@@ -77,11 +77,10 @@ export function loginPage(next: string, error?: string): Html {
 }
 
 export function errorPage(err: DomainError, status: number): Html {
-  return page(
-    err.message,
-    "overview",
-    html`<p class="error" role="alert">${err.details}</p><p class="muted">HTTP ${status}</p>`,
-  );
+  const problems = err.violations
+    ? html`<ul class="error" role="alert">${err.violations.map((v) => html`<li><code>${v.path}</code> ${v.message}</li>`)}</ul>`
+    : html`<p class="error" role="alert">${err.details}</p>`;
+  return page(err.message, "overview", html`${problems}<p class="muted">HTTP ${status}</p>`);
 }
 
 function outboxTable(stats: Data<"overview">["outbox"]): Html {

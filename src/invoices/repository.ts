@@ -105,6 +105,25 @@ export function invoiceRepository(db: Db) {
       return Number(result.numUpdatedRows) === 1;
     },
 
+    /**
+     * Compare-and-set on the transmission state: moves it only from one of `from`, so of two
+     * concurrent moves one wins and the other sees the state the first left.
+     */
+    async moveStatus(
+      irn: string,
+      from: readonly string[],
+      change: { status: string; updated_at: string },
+      tx: Executor = db,
+    ): Promise<boolean> {
+      const result = await tx
+        .updateTable("invoices")
+        .set(change)
+        .where("irn", "=", irn)
+        .where("status", "in", from)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) === 1;
+    },
+
     /** Compare-and-set on the payment status, so two concurrent updates cannot both win. */
     async setPaymentStatus(
       irn: string,

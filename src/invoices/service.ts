@@ -41,11 +41,11 @@ function validationFailed(violations: Violation[]): DomainError {
   });
 }
 
-function notFound(irn: string): DomainError {
-  // The same answer whether the IRN is unknown or belongs to another business: nothing leaks.
+/** The same answer whether the IRN is unknown or belongs to another business: nothing leaks. */
+function notFound(irn: string, scope = " for this business"): DomainError {
   return new DomainError("not_found", {
     message: "Invoice not found",
-    details: `no invoice with IRN '${irn}' is registered for this business`,
+    details: `no invoice with IRN '${irn}' is registered${scope}`,
   });
 }
 
@@ -62,7 +62,13 @@ export function invoiceService(deps: {
   products: Pick<ProductCodes, "current">;
   transmission: Pick<
     TransmissionService,
-    "enqueueDelivery" | "enqueueNewDeliveries" | "deliverNow" | "notify" | "notifyMany" | "subscribers"
+    | "enqueueDelivery"
+    | "openDelivery"
+    | "enqueueNewDeliveries"
+    | "deliverNow"
+    | "notify"
+    | "notifyMany"
+    | "subscribers"
   >;
   transmitWaitMs: number;
   /** Told how many invoices each committed batch signed. */
@@ -324,18 +330,26 @@ export function invoiceService(deps: {
   }
 
   /**
-   * Queues a delivery of a SIGNED or TRANSMISSION_FAILED invoice and marks it TRANSMITTING; for one
-   * already TRANSMITTING the open job is reused. Answers the job's id.
+   * Moves an invoice from one of `from` to TRANSMITTING and queues its delivery, in one transaction;
+   * answers the job's id. When another request moved it first (a double click, two operators, two
+   * transmit calls), answers that request's open job instead, or, when there is none, the state the
+   * invoice is in now. Nothing is queued twice: the move is a compare-and-set.
    */
-  async function queue(row: InvoiceTable, actor: string): Promise<number> {
+  async function queue(
+    row: InvoiceTable,
+    from: readonly InvoiceStatus[],
+    actor: string,
+  ): Promise<{ jobId: number } | { status: InvoiceStatus }> {
     const at = new Date().toISOString();
     return db.transaction().execute(async (tx) => {
-      const id = await transmission.enqueueDelivery(row.irn, row.business_id, at, tx);
-      if (row.status !== "TRANSMITTING") {
-        await invoices.setStatus(row.irn, { status: "TRANSMITTING", updated_at: at }, tx);
+      if (await invoices.moveStatus(row.irn, from, { status: "TRANSMITTING", updated_at: at }, tx)) {
         await invoices.addEvent(row.irn, { at, type: "transmission_queued", actor, detail: {} }, tx);
+        return { jobId: await transmission.enqueueDelivery(row.irn, row.business_id, at, tx) };
       }
-      return id;
+      const open = await transmission.openDelivery(row.irn, tx);
+      if (open !== undefined) return { jobId: open };
+      const now = await invoices.findState(row.irn, row.business_id, tx);
+      return { status: (now?.status ?? row.status) as InvoiceStatus };
     });
   }
 
@@ -435,25 +449,36 @@ export function invoiceService(deps: {
     async transmit(principal: Principal, irn: string) {
       const row = await load(principal, irn);
       if (row.status === "TRANSMITTED") return { alreadyTransmitted: true };
-      await awaitDelivery(irn, await queue(row, actorOf(principal)));
-      return { alreadyTransmitted: false };
+      // A second round only when the last attempt failed between our move and our look.
+      for (let round = 0; round < 3; round++) {
+        const queued = await queue(row, ["SIGNED", "TRANSMISSION_FAILED"], actorOf(principal));
+        if ("jobId" in queued) {
+          await awaitDelivery(irn, queued.jobId);
+          return { alreadyTransmitted: false };
+        }
+        if (queued.status === "TRANSMITTED") return { alreadyTransmitted: true };
+      }
+      throw new DomainError("unavailable", {
+        message: "Service temporarily unavailable",
+        details: `invoice '${irn}' is changing state under concurrent transmissions; retry after the indicated delay`,
+        retryAfter: 1,
+      });
     },
 
     /**
      * The operator's re-queue of a failed transmission, for any business: the workers deliver it
      * (`lookup/{IRN}` tells when). Only TRANSMISSION_FAILED: whether and when to transmit a signed
-     * invoice is its business's decision.
+     * invoice is its business's decision. One already queued again (a double click) stays queued.
      */
     async requeue(irn: string, actor: string) {
       const row = await invoices.findByIrn(irn);
-      if (!row) throw notFound(irn);
-      if (row.status !== "TRANSMISSION_FAILED") {
-        throw new DomainError("bad_request", {
-          message: "Invoice not re-queued",
-          details: `invoice '${irn}' is ${row.status}: only an invoice whose transmission failed can be re-queued`,
-        });
-      }
-      return { job_id: await queue(row, actor) };
+      if (!row) throw notFound(irn, "");
+      const queued = await queue(row, ["TRANSMISSION_FAILED"], actor);
+      if ("jobId" in queued) return { job_id: queued.jobId };
+      throw new DomainError("bad_request", {
+        message: "Invoice not re-queued",
+        details: `invoice '${irn}' is ${queued.status}: only an invoice whose transmission failed can be re-queued`,
+      });
     },
 
     async record(principal: Principal, irn: string) {
@@ -463,7 +488,7 @@ export function invoiceService(deps: {
     /** Any business's invoice, for the operator, who acts for the service. */
     async operatorRecord(irn: string) {
       const row = await invoices.findByIrn(irn);
-      if (!row) throw notFound(irn);
+      if (!row) throw notFound(irn, "");
       return recordOf(row);
     },
 

@@ -346,6 +346,11 @@ export function transmissionService(deps: {
       return new Map(created.map((job) => [job.irn as string, job.id]));
     },
 
+    /** The id of the invoice's delivery still to be made, if there is one. */
+    async openDelivery(irn: string, tx: Executor): Promise<number | undefined> {
+      return (await outbox.openDelivery(irn, tx))?.id;
+    },
+
     /** Queues the delivery of an invoice in the caller's transaction; reuses a job already open. */
     async enqueueDelivery(irn: string, businessId: string, now: string, tx: Executor): Promise<number> {
       const open = await outbox.openDelivery(irn, tx);
