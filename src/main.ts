@@ -259,7 +259,10 @@ async function announceSandbox(ctx: Context): Promise<void> {
     `\nSandbox ${seeded.created ? "created" : "ready"}. Demo credentials (also in ${seeded.file}):\n` +
       `  business_id  ${c.business_id}\n  service_id   ${c.service_id}\n` +
       `  API-KEY      ${c.api_key}\n  API-SECRET   ${c.api_secret}\n` +
-      `Try the API at /docs; the operator dashboard is at /dashboard (password ${ctx.operator.password}).\n\n`,
+      `Try the API at /docs; the operator dashboard is at /dashboard (password ${
+        // One the operator chose is theirs to know: only a generated one is printed.
+        ctx.config.operatorPassword ? "from EINVOICE_OPERATOR_PASSWORD" : ctx.operator.password
+      }).\n\n`,
   );
 }
 

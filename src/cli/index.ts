@@ -9,7 +9,12 @@ import { openDatabase } from "../db/database.ts";
 import { migrateToLatest } from "../db/migrations.ts";
 import { DomainError } from "../http/errors.ts";
 import { BATCH_MAX_DOCUMENTS } from "../http/limits.ts";
-import { generatePrivateKey, newSecret, rotateSandboxDataKey, rotateSandboxKey } from "../keys/keyring.ts";
+import {
+  generatePrivateKey,
+  newProductionSecrets,
+  rotateSandboxDataKey,
+  rotateSandboxKey,
+} from "../keys/keyring.ts";
 import { type Context, createContext, createLogger, createServer, serve, work } from "../main.ts";
 import { jwkOf } from "../signing/signer.ts";
 import { verifyRecord } from "../signing/verify-record.ts";
@@ -370,13 +375,7 @@ keys
   .option("--env", "print NAME=value lines instead of JSON")
   .action((options: { env?: boolean }) => {
     // Needs no configuration: it makes the configuration a production start requires.
-    const secrets = {
-      EINVOICE_SECRET_PEPPER: newSecret.pepper(),
-      EINVOICE_DATA_KEYS: `k1:${newSecret.dataKey()}`,
-      EINVOICE_QR_KEYS: Buffer.from(generatePrivateKey("rsa")).toString("base64"),
-      EINVOICE_SIGNING_KEYS: Buffer.from(generatePrivateKey("ed25519")).toString("base64"),
-      EINVOICE_OPERATOR_PASSWORD: newSecret.operatorPassword(),
-    };
+    const secrets = newProductionSecrets();
     if (options.env) {
       process.stdout.write(
         `${Object.entries(secrets)

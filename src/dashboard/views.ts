@@ -2,6 +2,7 @@ import type { DomainError } from "../http/errors.ts";
 import { INVOICE_STATUSES } from "../invoices/service.ts";
 import { PAYMENT_STATUSES } from "../reference/data.ts";
 import { type Html, html } from "./html.ts";
+import type { InvoiceFilter } from "./repository.ts";
 import type { DashboardService } from "./service.ts";
 
 type Data<K extends keyof DashboardService> = Awaited<ReturnType<DashboardService[K]>>;
@@ -184,16 +185,6 @@ export function newKeyPage(
   );
 }
 
-export type InvoiceQuery = {
-  irn?: string | undefined;
-  tin?: string | undefined;
-  business_id?: string | undefined;
-  status?: string | undefined;
-  payment_status?: string | undefined;
-  from?: string | undefined;
-  to?: string | undefined;
-};
-
 function options(values: readonly string[], selected: string | undefined, any: string): Html {
   return html`<option value="">${any}</option>${values.map(
     (v) => html`<option${v === selected ? html` selected` : ""}>${v}</option>`,
@@ -201,7 +192,7 @@ function options(values: readonly string[], selected: string | undefined, any: s
 }
 
 export function invoicesPage(
-  query: InvoiceQuery,
+  query: InvoiceFilter,
   data: Data<"invoices">,
   businesses: Data<"businesses">,
 ): Html {

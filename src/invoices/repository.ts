@@ -12,7 +12,8 @@ export function isUniqueViolation(err: unknown): boolean {
   return code === "SQLITE_CONSTRAINT_PRIMARYKEY" || code === "SQLITE_CONSTRAINT_UNIQUE" || code === "23505";
 }
 
-type InvoiceState = Pick<InvoiceTable, (typeof LOOKUP_COLUMNS)[number]>;
+/** The columns of an invoice's state: what lookup/{IRN} reads. */
+export type InvoiceState = Pick<InvoiceTable, (typeof LOOKUP_COLUMNS)[number]>;
 
 /**
  * The state of an invoice, from the index that covers it. SQLite's planner prefers the primary key
@@ -106,36 +107,23 @@ export function invoiceRepository(db: Db) {
     },
 
     /**
-     * Compare-and-set on the transmission state: moves it only from one of `from`, so of two
-     * concurrent moves one wins and the other sees the state the first left.
+     * Compare-and-set: changes the invoice only while `column` holds one of `from`, so of two
+     * concurrent changes one wins and the other sees what the first left.
      */
-    async moveStatus(
+    async changeIf(
       irn: string,
+      column: "status" | "payment_status",
       from: readonly string[],
-      change: { status: string; updated_at: string },
+      change: Partial<Pick<InvoiceTable, "status" | "payment_status" | "payment_reference">> & {
+        updated_at: string;
+      },
       tx: Executor = db,
     ): Promise<boolean> {
       const result = await tx
         .updateTable("invoices")
         .set(change)
         .where("irn", "=", irn)
-        .where("status", "in", from)
-        .executeTakeFirst();
-      return Number(result.numUpdatedRows) === 1;
-    },
-
-    /** Compare-and-set on the payment status, so two concurrent updates cannot both win. */
-    async setPaymentStatus(
-      irn: string,
-      from: string,
-      to: { payment_status: string; payment_reference: string | null; updated_at: string },
-      tx: Executor = db,
-    ): Promise<boolean> {
-      const result = await tx
-        .updateTable("invoices")
-        .set(to)
-        .where("irn", "=", irn)
-        .where("payment_status", "=", from)
+        .where(column, "in", from)
         .executeTakeFirst();
       return Number(result.numUpdatedRows) === 1;
     },

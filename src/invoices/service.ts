@@ -12,7 +12,12 @@ import { irnProblem } from "../signing/irn.ts";
 import type { Signature, Signer } from "../signing/signer.ts";
 import type { TransmissionService } from "../transmission/service.ts";
 import type { Preparer } from "./preparation-pool.ts";
-import { type InvoiceEvent, type InvoiceRepository, isUniqueViolation } from "./repository.ts";
+import {
+  type InvoiceEvent,
+  type InvoiceRepository,
+  type InvoiceState,
+  isUniqueViolation,
+} from "./repository.ts";
 import type { BatchResult, InvoiceDocument } from "./schema.ts";
 import { openDocument } from "./stored-document.ts";
 import type { InvoiceValidator } from "./validation.ts";
@@ -31,6 +36,20 @@ export const INVOICE_STATUSES = ["SIGNED", "TRANSMITTING", "TRANSMITTED", "TRANS
 export type InvoiceStatus = (typeof INVOICE_STATUSES)[number];
 
 const INVALID_INVOICE = "Failed to validate invoice";
+
+/** What the lookup and the full record both say of an invoice's state. */
+function stateOf(row: InvoiceState) {
+  return {
+    irn: row.irn,
+    business_id: row.business_id,
+    status: row.status as InvoiceStatus,
+    payment_status: row.payment_status as PaymentStatus,
+    payment_reference: row.payment_reference,
+    signed_at: row.signed_at,
+    transmitted_at: row.transmitted_at,
+    authority_reference: row.authority_reference,
+  };
+}
 
 function validationFailed(violations: Violation[]): DomainError {
   return new DomainError("validation_failed", {
@@ -342,7 +361,7 @@ export function invoiceService(deps: {
   ): Promise<{ jobId: number } | { status: InvoiceStatus }> {
     const at = new Date().toISOString();
     return db.transaction().execute(async (tx) => {
-      if (await invoices.moveStatus(row.irn, from, { status: "TRANSMITTING", updated_at: at }, tx)) {
+      if (await invoices.changeIf(row.irn, "status", from, { status: "TRANSMITTING", updated_at: at }, tx)) {
         await invoices.addEvent(row.irn, { at, type: "transmission_queued", actor, detail: {} }, tx);
         return { jobId: await transmission.enqueueDelivery(row.irn, row.business_id, at, tx) };
       }
@@ -357,16 +376,9 @@ export function invoiceService(deps: {
   async function recordOf(row: InvoiceTable) {
     const history = await invoices.events(row.irn);
     return {
-      irn: row.irn,
-      business_id: row.business_id,
-      status: row.status as InvoiceStatus,
-      payment_status: row.payment_status as PaymentStatus,
-      payment_reference: row.payment_reference,
+      ...stateOf(row),
       invoice_type_code: row.invoice_type_code,
       issue_date: row.issue_date,
-      signed_at: row.signed_at,
-      transmitted_at: row.transmitted_at,
-      authority_reference: row.authority_reference,
       updated_at: row.updated_at,
       qr_code: row.qr_code,
       previous_hash: row.previous_hash,
@@ -511,17 +523,7 @@ export function invoiceService(deps: {
       const attempts = (await invoices.events(irn))
         .filter((e) => e.type === "transmission_attempt")
         .map((e) => ({ at: e.at, ...e.detail }));
-      return {
-        irn: row.irn,
-        business_id: row.business_id,
-        status: row.status as InvoiceStatus,
-        payment_status: row.payment_status as PaymentStatus,
-        payment_reference: row.payment_reference,
-        signed_at: row.signed_at,
-        transmitted_at: row.transmitted_at,
-        authority_reference: row.authority_reference,
-        attempts,
-      };
+      return { ...stateOf(row), attempts };
     },
 
     /** PENDING → PAID | REJECTED; the current value again is a no-op; PAID and REJECTED are final. */
@@ -551,9 +553,10 @@ export function invoiceService(deps: {
         const at = new Date().toISOString();
         const reference = change.reference ?? null;
         const won = await db.transaction().execute(async (tx) => {
-          const ok = await invoices.setPaymentStatus(
+          const ok = await invoices.changeIf(
             irn,
-            row.payment_status,
+            "payment_status",
+            [row.payment_status],
             { payment_status: change.payment_status, payment_reference: reference, updated_at: at },
             tx,
           );

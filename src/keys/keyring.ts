@@ -37,6 +37,17 @@ export const newSecret = {
   operatorPassword: () => randomBytes(18).toString("base64url"),
 };
 
+/** Every secret a production start needs, new, as the environment variables that carry them. */
+export function newProductionSecrets() {
+  return {
+    EINVOICE_SECRET_PEPPER: newSecret.pepper(),
+    EINVOICE_DATA_KEYS: `k1:${newSecret.dataKey()}`,
+    EINVOICE_QR_KEYS: Buffer.from(generatePrivateKey("rsa")).toString("base64"),
+    EINVOICE_SIGNING_KEYS: Buffer.from(generatePrivateKey("ed25519")).toString("base64"),
+    EINVOICE_OPERATOR_PASSWORD: newSecret.operatorPassword(),
+  };
+}
+
 type KeyConfig = Pick<
   Config,
   "mode" | "dataDir" | "secretPepper" | "dataKeys" | "qrKeys" | "signingKeys" | "operatorPassword"

@@ -232,6 +232,19 @@ test("sandbox first start writes demo credentials that work; a restart adds no b
   const ok = await health(first.url, apiKey, apiSecret);
   assert.equal(ok.status, 200, first.output());
   assert.deepEqual(ok.body, { code: 200, data: null, message: "API is healthy" });
+  // The operator password printed at start signs in to the dashboard.
+  const printed = /operator dashboard is at \/dashboard \(password ([A-Za-z0-9_-]{16,})\)/.exec(
+    first.output(),
+  );
+  assert.ok(printed, first.output());
+  const signIn = await fetch(`${first.url}/dashboard/login`, {
+    method: "POST",
+    redirect: "manual",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({ password: String(printed[1]) }),
+  });
+  assert.equal(signIn.status, 303);
+  assert.match(String(signIn.headers.get("set-cookie")), /^einvoice_operator=/);
   assert.equal(await first.stop(), 0, "SIGTERM shuts the server down cleanly");
 
   // The same URL (on PostgreSQL, the same schema): the second start finds the first one's data.

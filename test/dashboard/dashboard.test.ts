@@ -1,5 +1,4 @@
 import assert from "node:assert/strict";
-import { randomBytes } from "node:crypto";
 import { type TestContext, test } from "node:test";
 import jsQRModule from "jsqr";
 import pino from "pino";
@@ -7,7 +6,7 @@ import { PNG } from "pngjs";
 import { loadConfig } from "../../src/config.ts";
 import { openDatabase } from "../../src/db/database.ts";
 import { migrateToLatest } from "../../src/db/migrations.ts";
-import { generatePrivateKey } from "../../src/keys/keyring.ts";
+import { newProductionSecrets } from "../../src/keys/keyring.ts";
 import { type Context, createContext, createServer } from "../../src/main.ts";
 import {
   build,
@@ -589,10 +588,8 @@ async function production(t: TestContext, extra: Record<string, string>) {
     EINVOICE_DATABASE_URL: database.url,
     EINVOICE_DATA_DIR: dir,
     EINVOICE_LOG_LEVEL: "silent",
-    EINVOICE_SECRET_PEPPER: randomBytes(32).toString("base64"),
-    EINVOICE_DATA_KEYS: `k1:${randomBytes(32).toString("base64")}`,
-    EINVOICE_QR_KEYS: Buffer.from(generatePrivateKey("rsa")).toString("base64"),
-    EINVOICE_SIGNING_KEYS: Buffer.from(generatePrivateKey("ed25519")).toString("base64"),
+    ...newProductionSecrets(),
+    EINVOICE_OPERATOR_PASSWORD: "",
     ...extra,
   });
   const db = openDatabase(config.database, config);

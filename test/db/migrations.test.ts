@@ -1,14 +1,11 @@
 import assert from "node:assert/strict";
-import { randomBytes } from "node:crypto";
 import { test } from "node:test";
 import { loadConfig } from "../../src/config.ts";
 import { openDatabase } from "../../src/db/database.ts";
 import { MIGRATIONS, migrateToLatest, pendingMigrations } from "../../src/db/migrations.ts";
-import { generatePrivateKey } from "../../src/keys/keyring.ts";
+import { newProductionSecrets } from "../../src/keys/keyring.ts";
 import { createContext } from "../../src/main.ts";
 import { ENGINE, freshDatabase, tempDir } from "../helpers.ts";
-
-const b64 = (text: string) => Buffer.from(text).toString("base64");
 
 test(`production refuses a ${ENGINE} schema behind the code; migrate brings it up to date`, async (t) => {
   const dir = tempDir(t);
@@ -18,10 +15,7 @@ test(`production refuses a ${ENGINE} schema behind the code; migrate brings it u
     EINVOICE_DATABASE_URL: database.url,
     EINVOICE_DATA_DIR: dir,
     EINVOICE_LOG_LEVEL: "silent",
-    EINVOICE_SECRET_PEPPER: randomBytes(32).toString("base64"),
-    EINVOICE_DATA_KEYS: `k1:${randomBytes(32).toString("base64")}`,
-    EINVOICE_QR_KEYS: b64(generatePrivateKey("rsa")),
-    EINVOICE_SIGNING_KEYS: b64(generatePrivateKey("ed25519")),
+    ...newProductionSecrets(),
   };
   const config = loadConfig(env);
   assert.deepEqual(MIGRATIONS.slice(0, 4), ["0001_core", "0002_signatures", "0003_outbox", "0004_audit"]);
