@@ -164,7 +164,7 @@ export function businessPage(data: Data<"business">, notice?: string): Html {
     )}</tbody>
 </table>
 ${keys.length === 0 ? html`<p class="muted">No credential yet.</p>` : ""}
-<form method="post" action="/dashboard/businesses/${encodeURIComponent(b.id)}/keys"><button>Create a credential</button></form>`,
+<form method="post" action="/dashboard/businesses/${encodeURIComponent(b.id)}/keys" class="actions"><button>Create a credential</button></form>`,
     notice,
   );
 }
@@ -346,7 +346,7 @@ input, select { font: inherit; padding: 5px 8px; border: 1px solid #cfd4dc; bord
 button { font: inherit; padding: 6px 12px; border-radius: 4px; border: 1px solid var(--brand); background: var(--brand); color: #fff; cursor: pointer; }
 button.danger { background: #fff; color: var(--alarm); border-color: var(--alarm); }
 button.link { background: none; border: none; color: var(--muted); padding: 0; }
-form { margin: 0; }
+form { margin: 0; } form.actions { margin-top: 12px; }
 .notice { background: #ecfdf3; border: 1px solid #abefc6; padding: 8px 12px; border-radius: 4px; }
 .error { color: var(--alarm); margin: 0; }
 .tiles { display: grid; grid-template-columns: repeat(auto-fit, minmax(180px, 1fr)); gap: 12px; }
