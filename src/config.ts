@@ -35,6 +35,12 @@ const Env = Type.Object({
   EINVOICE_SQLITE_CACHE_MB: Type.Integer({ minimum: 2, maximum: 65_536, default: 256 }),
   /** Requests per minute per API key, per process (sandbox default: effectively unlimited). */
   EINVOICE_RATE_LIMIT_PER_MIN: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000_000 })),
+  /**
+   * Behind a load balancer or TLS proxy: `true` (trust every proxy), a number of hops, or the
+   * proxies' addresses (comma-separated IPs or CIDRs). Then the client's address (rate limits) and
+   * protocol (the dashboard's Secure cookie) come from X-Forwarded-For and X-Forwarded-Proto.
+   */
+  EINVOICE_TRUST_PROXY: Type.Optional(Type.String({ pattern: "^(true|false|\\d+|[0-9A-Fa-f.:/, ]+)$" })),
   /** A request not answered by then is cut off. */
   EINVOICE_REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 1000, maximum: 600_000, default: 30_000 }),
   /** `serve` forks this many API processes sharing one port (node:cluster). */
@@ -76,6 +82,8 @@ export type Config = {
   processes: number;
   rateLimitPerMin: number;
   requestTimeoutMs: number;
+  /** Fastify's `trustProxy`: which proxies' X-Forwarded-* headers to believe. */
+  trustProxy: boolean | number | string;
   authority: { kind: "builtin" } | { kind: "http"; url: string; apiKey: string; apiSecret: string };
   outbox: {
     worker: boolean;
@@ -135,6 +143,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     rateLimitPerMin:
       parsed.EINVOICE_RATE_LIMIT_PER_MIN ?? (parsed.EINVOICE_MODE === "production" ? 6000 : 1_000_000),
     requestTimeoutMs: parsed.EINVOICE_REQUEST_TIMEOUT_MS,
+    trustProxy: trustProxyOf(parsed.EINVOICE_TRUST_PROXY),
     authority: authorityOf(parsed),
     outbox: {
       worker: parsed.EINVOICE_WORKER === "on",
@@ -160,6 +169,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     }
   }
   return config;
+}
+
+function trustProxyOf(value: string | undefined): Config["trustProxy"] {
+  if (value === undefined || value === "false") return false;
+  if (value === "true") return true;
+  return /^\d+$/.test(value) ? Number(value) : value.replaceAll(" ", "");
 }
 
 function authorityOf(parsed: Static<typeof Env>): Config["authority"] {

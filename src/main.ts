@@ -190,6 +190,7 @@ export function createServer(ctx: Context, logger: Logger) {
     authenticate: ctx.businesses.authenticate,
     rateLimitPerMin: ctx.config.rateLimitPerMin,
     requestTimeoutMs: ctx.config.requestTimeoutMs,
+    trustProxy: ctx.config.trustProxy,
     ready: async () => {
       await sql`select 1`.execute(ctx.db);
     },

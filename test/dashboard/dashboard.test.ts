@@ -193,6 +193,23 @@ test("sign-in: signed-out pages redirect keeping the URL, the session cookie is 
   assert.equal((await ctx.businesses.list()).length, before, "nothing was added");
 });
 
+test("the session cookie is Secure when the request came over HTTPS through a trusted proxy, and only then", async (t) => {
+  const behind = await build(t, { EINVOICE_TRUST_PROXY: "true" });
+  const direct = await build(t);
+  const cookieOf = async (built: { app: App; ctx: Context }) => {
+    const res = await postLogin(
+      built.app,
+      { password: passwordOf(built.ctx) },
+      { "x-forwarded-proto": "https" },
+    );
+    assert.equal(res.statusCode, 303);
+    return String(res.headers["set-cookie"]);
+  };
+  assert.match(await cookieOf(behind), /; Secure/);
+  // Without a trusted proxy the header is anyone's to send: the connection itself is plain HTTP.
+  assert.doesNotMatch(await cookieOf(direct), /; Secure/);
+});
+
 test("a form posted from another origin is refused with 403 and does nothing", async (t) => {
   const { app, ctx } = await build(t);
   const browser = await operator(app, passwordOf(ctx));

@@ -90,6 +90,14 @@ test("data keys and config parsing fail fast with a message naming the setting",
   assert.equal(config.port, 8080);
   assert.equal(config.host, "127.0.0.1");
   assert.equal(config.mode, "sandbox");
+  assert.equal(config.trustProxy, false);
+  assert.equal(loadConfig({ EINVOICE_TRUST_PROXY: "true" }).trustProxy, true);
+  assert.equal(loadConfig({ EINVOICE_TRUST_PROXY: "2" }).trustProxy, 2);
+  assert.equal(
+    loadConfig({ EINVOICE_TRUST_PROXY: "10.0.0.0/8, 127.0.0.1" }).trustProxy,
+    "10.0.0.0/8,127.0.0.1",
+  );
+  assert.throws(() => loadConfig({ EINVOICE_TRUST_PROXY: "everyone" }), /EINVOICE_TRUST_PROXY/);
 });
 
 test("the sandbox keyring is generated once and then reused", (t) => {
