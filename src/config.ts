@@ -36,11 +36,11 @@ const Env = Type.Object({
   /** Requests per minute per API key, per process (sandbox default: effectively unlimited). */
   EINVOICE_RATE_LIMIT_PER_MIN: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000_000 })),
   /**
-   * Behind a load balancer or TLS proxy: `true` (trust every proxy), a number of hops, or the
-   * proxies' addresses (comma-separated IPs or CIDRs). Then the client's address (rate limits) and
-   * protocol (the dashboard's Secure cookie) come from X-Forwarded-For and X-Forwarded-Proto.
+   * Behind a load balancer or TLS proxy: `true` (trust whatever connects) or the proxies' addresses
+   * (comma-separated IPs or CIDRs). Then the client's address (rate limits), protocol (the
+   * dashboard's Secure cookie) and host come from X-Forwarded-For, -Proto and -Host.
    */
-  EINVOICE_TRUST_PROXY: Type.Optional(Type.String({ pattern: "^(true|false|\\d+|[0-9A-Fa-f.:/, ]+)$" })),
+  EINVOICE_TRUST_PROXY: Type.Optional(Type.String({ pattern: "^(true|false|[0-9A-Fa-f.:/, ]+)$" })),
   /** A request not answered by then is cut off. */
   EINVOICE_REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 1000, maximum: 600_000, default: 30_000 }),
   /** `serve` forks this many API processes sharing one port (node:cluster). */
@@ -83,7 +83,7 @@ export type Config = {
   rateLimitPerMin: number;
   requestTimeoutMs: number;
   /** Fastify's `trustProxy`: which proxies' X-Forwarded-* headers to believe. */
-  trustProxy: boolean | number | string;
+  trustProxy: boolean | string;
   authority: { kind: "builtin" } | { kind: "http"; url: string; apiKey: string; apiSecret: string };
   outbox: {
     worker: boolean;
@@ -174,7 +174,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 function trustProxyOf(value: string | undefined): Config["trustProxy"] {
   if (value === undefined || value === "false") return false;
   if (value === "true") return true;
-  return /^\d+$/.test(value) ? Number(value) : value.replaceAll(" ", "");
+  // A count of hops would believe the first hop of any connection, a client's own included.
+  if (/^\d+$/.test(value)) {
+    throw new ConfigError(
+      "EINVOICE_TRUST_PROXY takes true or the proxies' addresses (e.g. 10.0.0.0/8,127.0.0.1), not a number of hops",
+    );
+  }
+  return value.replaceAll(" ", "");
 }
 
 function authorityOf(parsed: Static<typeof Env>): Config["authority"] {

@@ -1,5 +1,5 @@
 import { sql } from "kysely";
-import { type Db, engineOf } from "../db/database.ts";
+import { type Db, type Executor, engineOf } from "../db/database.ts";
 
 /** What the operator can narrow the invoice list by; every field optional. */
 export type InvoiceFilter = {
@@ -22,7 +22,12 @@ export type Cursor = { signed_at: string; irn: string };
  * The query of one page of invoices matching the filter, newest signed first, after `cursor`.
  * Exported so a test can hold its plans.
  */
-export function invoiceSearch(db: Db, filter: InvoiceFilter, cursor: Cursor | undefined, limit: number) {
+export function invoiceSearch(
+  db: Executor,
+  filter: InvoiceFilter,
+  cursor: Cursor | undefined,
+  limit: number,
+) {
   const { irn, tin, business_id, status, payment_status, from, to } = filter;
   const sqlite = engineOf(db) === "sqlite";
   // SQLite has no statistics to weigh a filter against the signing-time index: walking that
@@ -74,7 +79,7 @@ export function invoiceSearch(db: Db, filter: InvoiceFilter, cursor: Cursor | un
   return query.orderBy(signedAt, "desc").orderBy("invoices.irn", "desc").limit(limit);
 }
 
-/** The operator's reads across businesses; SQL only. */
+/** The operator's reads across businesses. */
 export function dashboardRepository(db: Db) {
   return {
     async totals() {
@@ -100,6 +105,19 @@ export function dashboardRepository(db: Db) {
     /** One page of invoices matching the filter, newest signed first, after `cursor`. */
     searchInvoices: (filter: InvoiceFilter, cursor: Cursor | undefined, limit: number) =>
       invoiceSearch(db, filter, cursor, limit).execute(),
+
+    /** How many invoices' deliveries failed for good and were not queued again. */
+    async countFailedTransmissions(): Promise<number> {
+      const row = await db
+        .selectFrom("outbox_jobs")
+        .innerJoin("invoices", "invoices.irn", "outbox_jobs.irn")
+        .select((eb) => eb.fn.count<number>("invoices.irn").distinct().as("n"))
+        .where("outbox_jobs.kind", "=", "delivery")
+        .where("outbox_jobs.state", "=", "failed")
+        .where("invoices.status", "=", "TRANSMISSION_FAILED")
+        .executeTakeFirstOrThrow();
+      return Number(row.n);
+    },
 
     /** Invoices whose delivery failed for good and that no one has queued again, latest first. */
     async failedTransmissions(limit: number) {

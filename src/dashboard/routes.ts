@@ -28,6 +28,8 @@ import {
 export const DASHBOARD = "/dashboard";
 const SESSION_COOKIE = "einvoice_operator";
 const SESSION_SECONDS = 12 * 60 * 60;
+/** Sign-in attempts per minute per client address, whatever headers it sends. */
+const SIGN_IN_ATTEMPTS_PER_MIN = 10;
 
 /** Pages for people, not the API: kept out of the OpenAPI document, outside API-KEY authentication. */
 const PAGE = { hide: true } as const;
@@ -35,7 +37,9 @@ const config = (handler: string) => ({ handler: `dashboard.${handler}`, public: 
 
 /** One message naming the allowed values, where a union of literals would give one per value. */
 const oneOf = (values: readonly string[]) => Type.Enum([...values]);
-const Next = Type.String({ pattern: "^/dashboard", maxLength: 2000 });
+/** A path of this dashboard in printable ASCII: nothing that leaves the site or breaks a header. */
+const NEXT_PATTERN = "^/dashboard(?:[/?][\\x21-\\x7E]*)?$";
+const Next = Type.String({ pattern: NEXT_PATTERN, maxLength: 2000 });
 const LoginQuery = Type.Object({ next: Type.Optional(Next) });
 const LoginBody = Type.Object({ password: Type.String({ maxLength: 200 }), next: Type.Optional(Next) });
 const Done = Type.Object({ done: Type.Optional(oneOf(Object.keys(NOTICES))) });
@@ -77,12 +81,22 @@ export function dashboardRoutes(deps: {
 }): FastifyPluginAsyncTypebox {
   const { dashboard, operatorPassword, pepper } = deps;
   return async (app) => {
+    const signedIn = (request: FastifyRequest) => {
+      // No cookies yet when a request fails before the cookie parser has run (a rate limit).
+      const raw = operatorPassword
+        ? (request.cookies as Record<string, string> | undefined)?.[SESSION_COOKIE]
+        : undefined;
+      if (!raw) return false;
+      const { valid, value } = request.unsignCookie(raw);
+      return valid && Number(value) > Date.now();
+    };
+
     app.setErrorHandler((err, request, reply) => {
       const domain = err instanceof DomainError ? err : fromFrameworkError(err as FastifyError, request);
       if (domain.code === "internal") request.log.error({ err }, "unhandled error");
       if (domain.retryAfter !== undefined) void reply.header("retry-after", String(domain.retryAfter));
       const status = ERROR_STATUS[domain.code];
-      return send(reply, errorPage(domain, status), status);
+      return send(reply, errorPage(domain, status, signedIn(request), request.id), status);
     });
     app.addHook("onSend", async (_request, reply, payload) => {
       reply.header(
@@ -91,7 +105,7 @@ export function dashboardRoutes(deps: {
       );
       reply.header("x-content-type-options", "nosniff");
       reply.header("referrer-policy", "same-origin");
-      reply.header("cache-control", "no-store");
+      if (!reply.hasHeader("cache-control")) reply.header("cache-control", "no-store");
       return payload;
     });
 
@@ -117,17 +131,11 @@ export function dashboardRoutes(deps: {
     // Forms post url-encoded bodies; the parser is registered for these pages only, not the API.
     await app.register(formbody);
 
-    const signedIn = (request: FastifyRequest) => {
-      const raw = request.cookies[SESSION_COOKIE];
-      if (!raw) return false;
-      const { valid, value } = request.unsignCookie(raw);
-      return valid && Number(value) > Date.now();
-    };
-
     app.addHook("onRequest", async (request, reply) => {
       if (request.method === "POST") {
         const origin = request.headers.origin;
-        if (origin !== undefined && originHost(origin) !== request.headers.host) {
+        // request.host is the Host header, or X-Forwarded-Host from a proxy named in EINVOICE_TRUST_PROXY.
+        if (origin !== undefined && originHost(origin) !== request.host) {
           throw new DomainError("forbidden", {
             message: "Form refused",
             details: `a form posted from ${origin} cannot act on this dashboard`,
@@ -137,7 +145,8 @@ export function dashboardRoutes(deps: {
       const route = request.routeOptions.url;
       if (route === `${DASHBOARD}/login` || route === `${DASHBOARD}/style.css` || signedIn(request)) return;
       if (request.method === "GET") {
-        const next = request.url.length <= 2000 ? request.url : DASHBOARD;
+        const next =
+          request.url.length <= 2000 && new RegExp(NEXT_PATTERN).test(request.url) ? request.url : DASHBOARD;
         return reply.redirect(`${DASHBOARD}/login?${new URLSearchParams({ next })}`, 303);
       }
       throw new DomainError("unauthorized", {
@@ -146,10 +155,19 @@ export function dashboardRoutes(deps: {
       });
     });
 
-    // A form's empty field arrives as "": the same as not filtering by it.
     app.addHook("preValidation", async (request) => {
+      // A form's empty field arrives as "": the same as not filtering by it.
       const query = request.query as Record<string, unknown>;
       for (const [name, value] of Object.entries(query)) if (value === "") delete query[name];
+      // As for the API's bodies: no text column can hold a NUL, and no field has a use for one.
+      const fields = Object.entries((request.body ?? {}) as Record<string, unknown>);
+      const nul = fields.find(([, value]) => typeof value === "string" && value.includes("\0"));
+      if (nul) {
+        throw new DomainError("bad_request", {
+          message: "Invalid request",
+          details: `the field ${nul[0]} contains a NUL character, which no field accepts`,
+        });
+      }
     });
 
     app.get(`${DASHBOARD}/style.css`, { schema: PAGE, config: config("style") }, async (_request, reply) =>
@@ -164,7 +182,19 @@ export function dashboardRoutes(deps: {
 
     app.post(
       `${DASHBOARD}/login`,
-      { schema: { ...PAGE, body: LoginBody }, config: config("login") },
+      {
+        schema: { ...PAGE, body: LoginBody },
+        config: {
+          ...config("login"),
+          // The service-wide limit is keyed by the API-KEY a caller sends, which a password guesser
+          // would vary: sign-in attempts are counted by address alone.
+          rateLimit: {
+            max: SIGN_IN_ATTEMPTS_PER_MIN,
+            timeWindow: 60_000,
+            keyGenerator: (request: FastifyRequest) => `sign-in:${request.ip}`,
+          },
+        },
+      },
       async (request, reply) => {
         const next = request.body.next ?? DASHBOARD;
         if (!passwordMatches(request.body.password)) {
@@ -279,12 +309,12 @@ export function dashboardRoutes(deps: {
       { schema: { ...PAGE, params: IrnParams, body: RequeueBody }, config: config("requeue") },
       async (request, reply) => {
         const { irn } = request.params;
-        await dashboard.requeue(irn);
+        const { already } = await dashboard.requeue(irn);
         const back =
           request.body.back === "outbox"
             ? `${DASHBOARD}/outbox`
             : `${DASHBOARD}/invoices/${encodeURIComponent(irn)}`;
-        return reply.redirect(`${back}?done=requeued`, 303);
+        return reply.redirect(`${back}?done=${already ? "already_queued" : "requeued"}`, 303);
       },
     );
 

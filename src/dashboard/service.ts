@@ -22,12 +22,12 @@ export function dashboardService(deps: {
 
   return {
     async overview() {
-      const [totals, outbox, failed] = await Promise.all([
+      const [totals, outbox, failedTransmissions] = await Promise.all([
         repository.totals(),
         transmission.stats(),
-        repository.failedTransmissions(FAILED_SHOWN),
+        repository.countFailedTransmissions(),
       ]);
-      return { totals, outbox, failedTransmissions: failed.length };
+      return { totals, outbox, failedTransmissions };
     },
 
     businesses: () => businesses.list(),

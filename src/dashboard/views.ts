@@ -20,6 +20,7 @@ export const NOTICES = {
   business_added: "Business added. Create a credential for it below.",
   key_revoked: "Credential revoked: it fails from its very next request.",
   requeued: "Transmission re-queued: the outbox workers deliver it; this page shows when.",
+  already_queued: "Already queued for transmission: the outbox workers deliver it; this page shows when.",
 } as const;
 export type Notice = keyof typeof NOTICES;
 
@@ -77,11 +78,16 @@ export function loginPage(next: string, error?: string): Html {
   );
 }
 
-export function errorPage(err: DomainError, status: number): Html {
+/** `signedIn`: whether to show the navigation; `requestId`: the id the server's log has the error under. */
+export function errorPage(err: DomainError, status: number, signedIn: boolean, requestId: string): Html {
   const problems = err.violations
     ? html`<ul class="error" role="alert">${err.violations.map((v) => html`<li><code>${v.path}</code> ${v.message}</li>`)}</ul>`
     : html`<p class="error" role="alert">${err.details}</p>`;
-  return page(err.message, "overview", html`${problems}<p class="muted">HTTP ${status}</p>`);
+  return page(
+    err.message,
+    signedIn ? "overview" : null,
+    html`${problems}<p class="muted">HTTP ${status} · request <code>${requestId}</code></p>`,
+  );
 }
 
 function outboxTable(stats: Data<"overview">["outbox"]): Html {

@@ -36,7 +36,7 @@ export type AppDeps = {
   rateLimitPerMin: number;
   requestTimeoutMs: number;
   /** Which proxies' X-Forwarded-For and X-Forwarded-Proto to believe (Fastify's `trustProxy`). */
-  trustProxy?: boolean | number | string;
+  trustProxy?: boolean | string;
   /** Resolves when the database answers; for the readiness probe. */
   ready(): Promise<void>;
   metrics?: Pick<ServiceMetrics, "request">;
@@ -110,11 +110,7 @@ export async function buildApp(deps: AppDeps) {
       return given !== undefined && REQUEST_ID.test(given) ? given : randomUUID();
     },
     requestTimeout: deps.requestTimeoutMs,
-    // A number of hops is a function of the hop to Fastify (its types take no number).
-    trustProxy:
-      typeof deps.trustProxy === "number"
-        ? (_address: string, hop: number) => hop < (deps.trustProxy as number)
-        : (deps.trustProxy ?? false),
+    trustProxy: deps.trustProxy ?? false,
     routerOptions: { maxParamLength: 200, ignoreTrailingSlash: true },
     // Failures the router meets before any route runs get the same envelope as every other error.
     frameworkErrors: (error, _request, reply) =>

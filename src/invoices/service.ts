@@ -482,14 +482,22 @@ export function invoiceService(deps: {
      * (`lookup/{IRN}` tells when). Only TRANSMISSION_FAILED: whether and when to transmit a signed
      * invoice is its business's decision. One already queued again (a double click) stays queued.
      */
-    async requeue(irn: string, actor: string) {
+    async requeue(irn: string, actor: string): Promise<{ job_id: number; already: boolean }> {
       const row = await invoices.findByIrn(irn);
       if (!row) throw notFound(irn, "");
-      const queued = await queue(row, ["TRANSMISSION_FAILED"], actor);
-      if ("jobId" in queued) return { job_id: queued.jobId };
+      let status = row.status;
+      if (status === "TRANSMISSION_FAILED") {
+        const queued = await queue(row, ["TRANSMISSION_FAILED"], actor);
+        if ("jobId" in queued) return { job_id: queued.jobId, already: false };
+        status = queued.status;
+      } else if (status === "TRANSMITTING") {
+        // Queued already, by a re-queue a moment ago (a double click) or by its business.
+        const open = await transmission.openDelivery(irn, db);
+        if (open !== undefined) return { job_id: open, already: true };
+      }
       throw new DomainError("bad_request", {
         message: "Invoice not re-queued",
-        details: `invoice '${irn}' is ${queued.status}: only an invoice whose transmission failed can be re-queued`,
+        details: `invoice '${irn}' is ${status}: only an invoice whose transmission failed can be re-queued`,
       });
     },
 

@@ -552,7 +552,6 @@ test("re-queue: a failed transmission is listed, re-queued by the operator, then
   }
 });
 
-/** A production server on a migrated database of its own. */
 test("a re-queue clicked five times at once queues the invoice once; so do five concurrent transmits", async (t) => {
   const { gateway, local } = await pair(t, { EINVOICE_MAX_ATTEMPTS: "1", EINVOICE_TRANSMIT_WAIT_MS: "2000" });
   const browser = await operator(gateway.app, passwordOf(gateway.ctx));
@@ -572,6 +571,11 @@ test("a re-queue clicked five times at once queues the invoice once; so do five 
     "a double click is not an error",
   );
   assert.equal(await jobCount(gateway.ctx, irn), 2, "the failed job and one new one");
+  // Clicked again later: it is queued already, and the page says so.
+  const again = await browser.post(`/dashboard/invoices/${irn}/requeue`, { back: "invoice" });
+  assert.equal(again.headers.location, `/dashboard/invoices/${irn}?done=already_queued`);
+  assert.match((await browser.get(String(again.headers.location))).body, /Already queued for transmission/);
+  assert.equal(await jobCount(gateway.ctx, irn), 2);
   assert.deepEqual(
     (await queuedEvents(irn)).map((e) => e.actor),
     [`key:${local.api_key}`, "dashboard"],
@@ -597,6 +601,7 @@ test("a re-queue clicked five times at once queues the invoice once; so do five 
   assert.equal(events.filter((e) => e.type === "transmission_queued").length, 1);
 });
 
+/** A production server on a migrated database of its own. */
 async function production(t: TestContext, extra: Record<string, string>) {
   const dir = tempDir(t);
   const database = await freshDatabase(dir);
@@ -642,6 +647,60 @@ test("production: the dashboard is off without EINVOICE_OPERATOR_PASSWORD, on wi
   const overview = await browser.get("/dashboard");
   assert.equal(overview.statusCode, 200);
   assert.match(overview.body, /<strong>0<\/strong> businesses/);
+});
+
+test("sign-in guesses are limited per address whatever API-KEY they carry; NUL characters and unprintable targets are 400s", async (t) => {
+  const { app, ctx } = await build(t);
+  const guesses = [];
+  for (let i = 0; i < 11; i++) {
+    guesses.push(
+      (await postLogin(app, { password: `guess-${i}-xxxxxxxxxx` }, { "api-key": `ak_${i}` })).statusCode,
+    );
+  }
+  assert.deepEqual(guesses, [...Array(10).fill(401), 429]);
+  const limited = await postLogin(app, { password: passwordOf(ctx) }, { "api-key": "ak_other" });
+  assert.equal(limited.statusCode, 429, "even the right password waits: the address is limited");
+  assert.ok(Number(limited.headers["retry-after"]) > 0);
+  isHtml(limited);
+
+  const other = await build(t);
+  const browser = await operator(other.app, passwordOf(other.ctx));
+  const before = (await other.ctx.businesses.list()).length;
+  const nul = await browser.post("/dashboard/businesses", { name: "a\u0000b", tin: "12345678-0001" });
+  assert.equal(nul.statusCode, 400);
+  assert.match(nul.body, /the field name contains a NUL character/);
+  assert.equal((await other.ctx.businesses.list()).length, before, "nothing added");
+  for (const next of ["/dashboard\r\nSet-Cookie: x=1", "/dashboard/\u20ac", "/dashboardx"]) {
+    const res = await postLogin(other.app, { password: passwordOf(other.ctx), next });
+    assert.equal(res.statusCode, 400, JSON.stringify(next));
+    assert.equal(res.headers["set-cookie"], undefined);
+  }
+  // The stylesheet may be cached; the pages may not.
+  assert.equal(
+    (await other.app.inject({ url: "/dashboard/style.css" })).headers["cache-control"],
+    "max-age=300",
+  );
+});
+
+test("behind a trusted proxy that rewrites Host, forms from the public origin are accepted", async (t) => {
+  const { app, ctx } = await build(t, { EINVOICE_TRUST_PROXY: "127.0.0.1" });
+  const proxied = {
+    host: "app:8080",
+    "x-forwarded-host": "einvoice.example.ng",
+    "x-forwarded-proto": "https",
+  };
+  const signIn = await postLogin(
+    app,
+    { password: passwordOf(ctx) },
+    { ...proxied, origin: "https://einvoice.example.ng" },
+  );
+  assert.equal(signIn.statusCode, 303, signIn.body);
+  const foreign = await postLogin(
+    app,
+    { password: passwordOf(ctx) },
+    { ...proxied, origin: "https://evil.example" },
+  );
+  assert.equal(foreign.statusCode, 403);
 });
 
 test("an unknown dashboard page is a 404 page, not the API's JSON", async (t) => {

@@ -92,7 +92,7 @@ test("data keys and config parsing fail fast with a message naming the setting",
   assert.equal(config.mode, "sandbox");
   assert.equal(config.trustProxy, false);
   assert.equal(loadConfig({ EINVOICE_TRUST_PROXY: "true" }).trustProxy, true);
-  assert.equal(loadConfig({ EINVOICE_TRUST_PROXY: "2" }).trustProxy, 2);
+  assert.throws(() => loadConfig({ EINVOICE_TRUST_PROXY: "2" }), /not a number of hops/);
   assert.equal(
     loadConfig({ EINVOICE_TRUST_PROXY: "10.0.0.0/8, 127.0.0.1" }).trustProxy,
     "10.0.0.0/8,127.0.0.1",
