@@ -81,6 +81,15 @@ export function invoiceSearch(
 
 /** The operator's reads across businesses. */
 export function dashboardRepository(db: Db) {
+  /** Delivery jobs that failed for good, of invoices no one has queued again. */
+  const failedDeliveries = () =>
+    db
+      .selectFrom("outbox_jobs")
+      .innerJoin("invoices", "invoices.irn", "outbox_jobs.irn")
+      .where("outbox_jobs.kind", "=", "delivery")
+      .where("outbox_jobs.state", "=", "failed")
+      .where("invoices.status", "=", "TRANSMISSION_FAILED");
+
   return {
     async totals() {
       const row = await db
@@ -108,22 +117,15 @@ export function dashboardRepository(db: Db) {
 
     /** How many invoices' deliveries failed for good and were not queued again. */
     async countFailedTransmissions(): Promise<number> {
-      const row = await db
-        .selectFrom("outbox_jobs")
-        .innerJoin("invoices", "invoices.irn", "outbox_jobs.irn")
+      const row = await failedDeliveries()
         .select((eb) => eb.fn.count<number>("invoices.irn").distinct().as("n"))
-        .where("outbox_jobs.kind", "=", "delivery")
-        .where("outbox_jobs.state", "=", "failed")
-        .where("invoices.status", "=", "TRANSMISSION_FAILED")
         .executeTakeFirstOrThrow();
       return Number(row.n);
     },
 
     /** Invoices whose delivery failed for good and that no one has queued again, latest first. */
     async failedTransmissions(limit: number) {
-      const rows = await db
-        .selectFrom("outbox_jobs")
-        .innerJoin("invoices", "invoices.irn", "outbox_jobs.irn")
+      const rows = await failedDeliveries()
         .innerJoin("businesses", "businesses.id", "invoices.business_id")
         .select([
           "outbox_jobs.id as job_id",
@@ -134,9 +136,6 @@ export function dashboardRepository(db: Db) {
           "outbox_jobs.last_error",
           "outbox_jobs.updated_at as failed_at",
         ])
-        .where("outbox_jobs.kind", "=", "delivery")
-        .where("outbox_jobs.state", "=", "failed")
-        .where("invoices.status", "=", "TRANSMISSION_FAILED")
         .orderBy("outbox_jobs.updated_at", "desc")
         .orderBy("outbox_jobs.id", "desc")
         .limit(limit)

@@ -39,6 +39,7 @@ const config = (handler: string) => ({ handler: `dashboard.${handler}`, public: 
 const oneOf = (values: readonly string[]) => Type.Enum([...values]);
 /** A path of this dashboard in printable ASCII: nothing that leaves the site or breaks a header. */
 const NEXT_PATTERN = "^/dashboard(?:[/?][\\x21-\\x7E]*)?$";
+const NEXT = new RegExp(NEXT_PATTERN);
 const Next = Type.String({ pattern: NEXT_PATTERN, maxLength: 2000 });
 const LoginQuery = Type.Object({ next: Type.Optional(Next) });
 const LoginBody = Type.Object({ password: Type.String({ maxLength: 200 }), next: Type.Optional(Next) });
@@ -126,7 +127,7 @@ export function dashboardRoutes(deps: {
     const expected = digest(operatorPassword);
     const passwordMatches = (given: string) => timingSafeEqual(digest(given), expected);
     await app.register(cookie, {
-      secret: createHmac("sha256", pepper).update(`dashboard session\0${operatorPassword}`).digest("hex"),
+      secret: digest(`dashboard session\0${operatorPassword}`).toString("hex"),
     });
     // Forms post url-encoded bodies; the parser is registered for these pages only, not the API.
     await app.register(formbody);
@@ -145,8 +146,7 @@ export function dashboardRoutes(deps: {
       const route = request.routeOptions.url;
       if (route === `${DASHBOARD}/login` || route === `${DASHBOARD}/style.css` || signedIn(request)) return;
       if (request.method === "GET") {
-        const next =
-          request.url.length <= 2000 && new RegExp(NEXT_PATTERN).test(request.url) ? request.url : DASHBOARD;
+        const next = request.url.length <= 2000 && NEXT.test(request.url) ? request.url : DASHBOARD;
         return reply.redirect(`${DASHBOARD}/login?${new URLSearchParams({ next })}`, 303);
       }
       throw new DomainError("unauthorized", {

@@ -388,6 +388,13 @@ export function invoiceService(deps: {
     };
   }
 
+  /** Any business's invoice: for the operator, who acts for the service. */
+  async function loadAny(irn: string): Promise<InvoiceTable> {
+    const row = await invoices.findByIrn(irn);
+    if (!row) throw notFound(irn, "");
+    return row;
+  }
+
   async function load(principal: Principal, irn: string): Promise<InvoiceTable> {
     const row = await invoices.find(irn, principal.businessId);
     if (!row) throw notFound(irn);
@@ -483,8 +490,7 @@ export function invoiceService(deps: {
      * invoice is its business's decision. One already queued again (a double click) stays queued.
      */
     async requeue(irn: string, actor: string): Promise<{ job_id: number; already: boolean }> {
-      const row = await invoices.findByIrn(irn);
-      if (!row) throw notFound(irn, "");
+      const row = await loadAny(irn);
       let status = row.status;
       if (status === "TRANSMISSION_FAILED") {
         const queued = await queue(row, ["TRANSMISSION_FAILED"], actor);
@@ -507,9 +513,7 @@ export function invoiceService(deps: {
 
     /** Any business's invoice, for the operator, who acts for the service. */
     async operatorRecord(irn: string) {
-      const row = await invoices.findByIrn(irn);
-      if (!row) throw notFound(irn, "");
-      return recordOf(row);
+      return recordOf(await loadAny(irn));
     },
 
     async simple(principal: Principal, irn: string) {
