@@ -4856,7 +4856,7 @@ export interface operations {
                             /** @description base64 of the RSA-encrypted QR payload */
                             qr_code: string;
                             previous_hash: string | null;
-                            /** @description the invoice exactly as submitted */
+                            /** @description the invoice as submitted, in canonical form: business_id in lower case, floating-point noise taken out of amounts */
                             document: {
                                 [key: string]: unknown;
                             };

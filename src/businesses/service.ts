@@ -2,6 +2,7 @@ import { createHmac, randomBytes, randomInt, randomUUID, timingSafeEqual } from 
 import type { Db } from "../db/database.ts";
 import { DomainError } from "../http/errors.ts";
 import type { AuditLogRepository } from "../signing/audit-log.ts";
+import { canonicalBusinessId } from "./ids.ts";
 import type { BusinessRepository } from "./repository.ts";
 
 export const TIN_PATTERN = /^\d+-\d+$/;
@@ -46,7 +47,7 @@ export function businessService(deps: {
         throw invalid(`service id '${input.serviceId}' must be 8 uppercase letters or digits`);
       }
       return db.transaction().execute(async (tx) => {
-        const id = input.id?.toLowerCase() ?? randomUUID();
+        const id = input.id === undefined ? randomUUID() : canonicalBusinessId(input.id);
         if (await businesses.findById(id, tx)) throw invalid(`a business with id ${id} already exists`);
         let serviceId = input.serviceId;
         if (serviceId !== undefined) {
@@ -90,7 +91,8 @@ export function businessService(deps: {
       });
     },
 
-    async createKey(businessId: string, actor = "cli") {
+    async createKey(id: string, actor = "cli") {
+      const businessId = canonicalBusinessId(id);
       if (!(await businesses.findById(businessId))) throw invalid(`business ${businessId} does not exist`);
       const apiKey = `ak_${randomBytes(16).toString("hex")}`;
       const apiSecret = `sk_${randomBytes(32).toString("base64url")}`;
@@ -141,9 +143,9 @@ export function businessService(deps: {
       return key && match ? { businessId: key.business_id, apiKey } : null;
     },
 
-    find: (id: string) => businesses.findById(id),
+    find: (id: string) => businesses.findById(canonicalBusinessId(id)),
     list: () => businesses.list(),
-    keys: (businessId: string) => businesses.keysOf(businessId),
+    keys: (businessId: string) => businesses.keysOf(canonicalBusinessId(businessId)),
     count: () => businesses.count(),
   };
 }

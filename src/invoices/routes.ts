@@ -60,7 +60,14 @@ const FullRecord = Type.Object({
   updated_at: Type.String({ format: "date-time" }),
   qr_code: Type.String({ description: "base64 of the RSA-encrypted QR payload" }),
   previous_hash: Nullable(Type.String({ description: "hash of the business's previous invoice" })),
-  document: Type.Object({}, { additionalProperties: true, description: "the invoice exactly as submitted" }),
+  document: Type.Object(
+    {},
+    {
+      additionalProperties: true,
+      description:
+        "the invoice as submitted, in canonical form: business_id in lower case, floating-point noise taken out of amounts",
+    },
+  ),
   signature: Nullable(
     Type.Object({
       alg: Type.Literal("EdDSA"),

@@ -1,4 +1,5 @@
 import { batcher, type Outcome } from "../batcher.ts";
+import { canonicalBusinessId } from "../businesses/ids.ts";
 import type { BusinessProfile, BusinessProfiles } from "../businesses/profiles.ts";
 import type { BusinessRepository, ChainHead } from "../businesses/repository.ts";
 import { actorOf, type Principal } from "../businesses/service.ts";
@@ -111,12 +112,13 @@ export function invoiceService(deps: {
   async function check(principal: Principal, body: unknown) {
     const claimed =
       typeof body === "object" && body !== null ? (body as Record<string, unknown>).business_id : undefined;
+    // UUIDs compare case-insensitively (RFC 9562): `1880B96A-…` is the caller's `1880b96a-…`.
     const business =
-      typeof claimed === "string" && claimed === principal.businessId
-        ? await profiles.find(claimed)
+      typeof claimed === "string" && canonicalBusinessId(claimed) === principal.businessId
+        ? await profiles.find(principal.businessId)
         : undefined;
     const knownProducts = await products.current();
-    const { errors, warnings } = validate(body, { business, knownProducts });
+    const { errors, warnings, document } = validate(body, { business, knownProducts });
     if (typeof claimed === "string" && !business) {
       errors.unshift({
         path: "business_id",
@@ -126,7 +128,7 @@ export function invoiceService(deps: {
       });
     }
     if (errors.length > 0 || !business) throw validationFailed(errors);
-    return { document: body as InvoiceDocument, business, warnings };
+    return { document: document as InvoiceDocument, business, warnings };
   }
 
   /**
@@ -604,7 +606,9 @@ export function invoiceService(deps: {
     /** The IRN fits the business's template and is not registered yet. */
     async validateIrn(principal: Principal, input: { irn: string; business_id: string }) {
       const business =
-        input.business_id === principal.businessId ? await profiles.find(input.business_id) : undefined;
+        canonicalBusinessId(input.business_id) === principal.businessId
+          ? await profiles.find(principal.businessId)
+          : undefined;
       const fail = (reason: string) =>
         new DomainError("irn_invalid", {
           message: "error has occurred",

@@ -1,3 +1,4 @@
+import { canonicalBusinessId } from "../businesses/ids.ts";
 import type { BusinessRepository } from "../businesses/repository.ts";
 import type { InvoiceRepository } from "../invoices/repository.ts";
 import { openDocument } from "../invoices/stored-document.ts";
@@ -52,7 +53,8 @@ export function auditService(deps: {
   }
 
   return {
-    async verify(businessId?: string): Promise<{ checked: number; broken: Break[] }> {
+    async verify(id?: string): Promise<{ checked: number; broken: Break[] }> {
+      const businessId = id === undefined ? undefined : canonicalBusinessId(id);
       const targets = businessId
         ? [await businesses.findById(businessId)].filter((b) => b !== undefined)
         : await businesses.list();

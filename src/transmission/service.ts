@@ -1,4 +1,5 @@
 import { createHmac, randomBytes, randomUUID } from "node:crypto";
+import { canonicalBusinessId } from "../businesses/ids.ts";
 import type { Db, Executor } from "../db/database.ts";
 import type { OutboxJob } from "../db/schema.ts";
 import type { InvoiceRepository } from "../invoices/repository.ts";
@@ -415,7 +416,8 @@ export function webhookRegistrar(deps: {
   audit: Pick<AuditLogRepository, "append">;
 }) {
   return {
-    async set(businessId: string, url: string, actor = "cli") {
+    async set(id: string, url: string, actor = "cli") {
+      const businessId = canonicalBusinessId(id);
       let parsed: URL;
       try {
         parsed = new URL(url);

@@ -1,6 +1,6 @@
 import type { Violation } from "../../http/errors.ts";
 import { TAX_CATEGORIES } from "../../reference/data.ts";
-import { currencyDigits, disagreement, show } from "./money.ts";
+import { currencyDigits, disagreement, round, show } from "./money.ts";
 import { asArray, entries, isObject, num, type Rule } from "./types.ts";
 
 /** Tax categories whose reference percent is a number (STANDARD_VAT 7.5, ZERO_VAT 0.0, …). */
@@ -14,9 +14,18 @@ const FIXED_RATES = new Map(
 const sum = (values: (number | undefined)[]) =>
   values.every((v) => v !== undefined) ? values.reduce<number>((a, v) => a + (v as number), 0) : undefined;
 
+/** A line's discount or fee: its amount when given, else the base at its rate, else none. */
+function adjustment(amount: unknown, rate: unknown, base: number): number | undefined {
+  if (amount !== undefined) return num(amount);
+  if (rate !== undefined) return num(rate) === undefined ? undefined : (base * (num(rate) as number)) / 100;
+  return 0;
+}
+
 /**
  * Lines, allowances, charges, taxes and totals add up. Each finding names the declared value that
- * disagrees, the expected value, and (in `related`) the fields it was computed from.
+ * disagrees, the expected value, and (in `related`) the fields it was computed from. A declared amount
+ * agrees when it is a correct rounding of the expected one (see `agrees`): computed from the values as
+ * declared, or from those values rounded first, the two ways real clients add up.
  */
 export const arithmetic: Rule = {
   name: "arithmetic",
@@ -24,6 +33,12 @@ export const arithmetic: Rule = {
   check(doc) {
     const out: Violation[] = [];
     const places = currencyDigits(doc.document_currency_code);
+    const r = (value: number) => round(value, places);
+    /** The sum of the terms each rounded first: what a client that rounds every step declares. */
+    const alternative = (terms: (number | undefined)[]) => {
+      const total = sum(terms.map((t) => (t === undefined ? undefined : r(t))));
+      return total === undefined ? [] : [total];
+    };
     const compare = (
       path: string,
       rule: string,
@@ -31,10 +46,11 @@ export const arithmetic: Rule = {
       expected: number | undefined,
       declared: unknown,
       related: string[],
+      alternatives: number[] = [],
     ) => {
       const actual = num(declared);
       if (expected === undefined || actual === undefined) return;
-      const finding = disagreement({ path, rule, formula, expected, actual, places, related });
+      const finding = disagreement({ path, rule, formula, expected, alternatives, actual, places, related });
       if (finding) out.push(finding);
     };
 
@@ -43,25 +59,33 @@ export const arithmetic: Rule = {
       const price = isObject(line.price) ? line.price : {};
       const quantity = num(line.invoiced_quantity);
       const unit = num(price.price_amount);
-      const base = price.base_quantity === undefined ? 1 : num(price.base_quantity);
-      const discount = line.discount_amount === undefined ? 0 : num(line.discount_amount);
-      const fee = line.fee_amount === undefined ? 0 : num(line.fee_amount);
-      const parts = [quantity, unit, base, discount, fee];
-      if (parts.some((p) => p === undefined) || base === 0) continue;
-      const [q, p, b, d, f] = parts as number[];
+      const per = price.base_quantity === undefined ? 1 : num(price.base_quantity);
+      if (quantity === undefined || unit === undefined || per === undefined || per === 0) continue;
+      const gross = (quantity * unit) / per;
+      const discount = adjustment(line.discount_amount, line.discount_rate, gross);
+      const fee = adjustment(line.fee_amount, line.fee_rate, gross);
+      if (discount === undefined || fee === undefined) continue;
+      const byRate = (given: unknown) => (given === undefined ? " (from the rate)" : "");
       compare(
         `${at}.line_extension_amount`,
         "line_amount",
-        `invoiced_quantity × price_amount / base_quantity − discount_amount + fee_amount (${show(q as number)} × ${show(p as number)} / ${show(b as number)} − ${show(d as number)} + ${show(f as number)})`,
-        ((q as number) * (p as number)) / (b as number) - (d as number) + (f as number),
+        `invoiced_quantity × price_amount / base_quantity − discount${byRate(line.discount_amount)} + fee${byRate(line.fee_amount)} (${show(quantity)} × ${show(unit)} / ${show(per)} − ${show(discount)} + ${show(fee)})`,
+        gross - discount + fee,
         line.line_extension_amount,
         [
           `${at}.invoiced_quantity`,
           `${at}.price.price_amount`,
           `${at}.price.base_quantity`,
-          `${at}.discount_amount`,
-          `${at}.fee_amount`,
+          line.discount_amount === undefined && line.discount_rate !== undefined
+            ? `${at}.discount_rate`
+            : `${at}.discount_amount`,
+          line.fee_amount === undefined && line.fee_rate !== undefined
+            ? `${at}.fee_rate`
+            : `${at}.fee_amount`,
         ],
+        // Clients round the discount and fee before they subtract them, from the base as it is or
+        // rounded too.
+        [gross - r(discount) + r(fee), r(gross) - r(discount) + r(fee)],
       );
     }
 
@@ -75,6 +99,7 @@ export const arithmetic: Rule = {
         sum(lines.map(([line]) => num(line.line_extension_amount))),
         totals.line_extension_amount,
         ["invoice_line"],
+        alternative(lines.map(([line]) => num(line.line_extension_amount))),
       );
     }
 
@@ -83,10 +108,10 @@ export const arithmetic: Rule = {
     const wellFormed = adjustments.every(
       (a) => isObject(a) && typeof a.charge_indicator === "boolean" && num(a.amount) !== undefined,
     );
-    const total = (charge: boolean) =>
+    const total = (charge: boolean, each: (amount: number) => number = (amount) => amount) =>
       wellFormed
         ? adjustments.reduce<number>(
-            (s, a) => s + (isObject(a) && a.charge_indicator === charge ? (num(a.amount) as number) : 0),
+            (s, a) => s + (isObject(a) && a.charge_indicator === charge ? each(num(a.amount) as number) : 0),
             0,
           )
         : undefined;
@@ -101,6 +126,7 @@ export const arithmetic: Rule = {
         lineTotal - allowances + charges,
         totals.tax_exclusive_amount,
         [`${lmt}.line_extension_amount`, "allowance_charge"],
+        [r(lineTotal) - (total(false, r) as number) + (total(true, r) as number)],
       );
     }
 
@@ -111,7 +137,8 @@ export const arithmetic: Rule = {
         const category = isObject(sub.tax_category) ? sub.tax_category : {};
         const percent = num(category.percent);
         const fixed = typeof category.id === "string" ? FIXED_RATES.get(category.id) : undefined;
-        if (percent !== undefined && fixed !== undefined && percent !== fixed) {
+        // A rate computed in floating point (7.499999999999999) is the rate it means.
+        if (percent !== undefined && fixed !== undefined && Math.abs(percent - fixed) > 1e-9) {
           out.push({
             path: `${subAt}.tax_category.percent`,
             rule: "tax_rate",
@@ -129,6 +156,7 @@ export const arithmetic: Rule = {
           taxable !== undefined && percent !== undefined ? (taxable * percent) / 100 : undefined,
           sub.tax_amount,
           [`${subAt}.taxable_amount`, `${subAt}.tax_category.percent`],
+          taxable !== undefined && percent !== undefined ? [(r(taxable) * percent) / 100] : [],
         );
       }
       if (Array.isArray(total.tax_subtotal) && subtotals.length === total.tax_subtotal.length) {
@@ -139,13 +167,15 @@ export const arithmetic: Rule = {
           sum(subtotals.map(([sub]) => num(sub.tax_amount))),
           total.tax_amount,
           [`${at}.tax_subtotal`],
+          alternative(subtotals.map(([sub]) => num(sub.tax_amount))),
         );
       }
     }
 
     if (totals) {
       const exclusive = num(totals.tax_exclusive_amount);
-      const tax = doc.tax_total === undefined ? 0 : sum(taxTotals.map(([t]) => num(t.tax_amount)));
+      const taxes = taxTotals.map(([t]) => num(t.tax_amount));
+      const tax = doc.tax_total === undefined ? 0 : sum(taxes);
       const complete =
         doc.tax_total === undefined ||
         (Array.isArray(doc.tax_total) && taxTotals.length === doc.tax_total.length);
@@ -157,6 +187,7 @@ export const arithmetic: Rule = {
           exclusive + tax,
           totals.tax_inclusive_amount,
           [`${lmt}.tax_exclusive_amount`, "tax_total"],
+          alternative([exclusive, ...taxes]),
         );
       }
       compare(
@@ -166,6 +197,7 @@ export const arithmetic: Rule = {
         num(totals.tax_inclusive_amount),
         totals.payable_amount,
         [`${lmt}.tax_inclusive_amount`],
+        alternative([num(totals.tax_inclusive_amount)]),
       );
     }
     return out;

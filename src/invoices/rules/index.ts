@@ -5,6 +5,7 @@ import { dates } from "./dates.ts";
 import { documentReferences } from "./document-references.ts";
 import { irnTemplate } from "./irn.ts";
 import { precision } from "./precision.ts";
+import { rates } from "./rates.ts";
 import type { Rule } from "./types.ts";
 import { typesAndFormats } from "./types-and-formats.ts";
 import { unknownFields } from "./unknown-fields.ts";
@@ -17,6 +18,7 @@ export const INVOICE_RULES: readonly Rule[] = [
   dates,
   arithmetic,
   precision,
+  rates,
   documentReferences,
   unknownFields,
   productCatalog,

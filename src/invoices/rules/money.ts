@@ -8,17 +8,60 @@ export function currencyDigits(code: unknown): number {
   return (typeof code === "string" ? digits.get(code) : undefined) ?? 2;
 }
 
+/** `value` rounded half away from zero to `places` decimals, as a decimal writes it. */
 export function round(value: number, places: number): number {
   const factor = 10 ** places;
-  return Math.round((value + Math.sign(value) * Number.EPSILON * Math.abs(value)) * factor) / factor;
+  const rounded = Math.round((Math.abs(value) + Number.EPSILON * Math.abs(value)) * factor) / factor;
+  return value < 0 ? -rounded : rounded;
 }
 
-/** Equal after rounding both to the currency's digits, within 0.01. */
-export function agrees(expected: number, declared: number, places: number): boolean {
-  if (expected === declared) return true;
-  const difference = Math.abs(round(expected, places) - round(declared, places));
-  // Scaling a value near the float limit overflows; compare such values unrounded.
-  return Number.isFinite(difference) ? difference <= 0.01 + 1e-9 : Math.abs(expected - declared) <= 0.01;
+/**
+ * The largest difference between a value and its rounding that binary floating point alone explains:
+ * a millionth of a minor unit, or, for large values, a few units in the last place of the value (an
+ * ERP that adds up 10,000 lines in doubles drifts by about that much).
+ */
+function noiseBound(value: number, places: number): number {
+  return Math.max(10 ** -places * 1e-6, Math.abs(value) * 64 * Number.EPSILON);
+}
+
+/**
+ * The amount a client meant: `5101112.8100000005` and `246115.91999999998` are 5101112.81 and
+ * 246115.92 written by a computer. An amount with real extra decimals (`92.5875`) is returned as it
+ * is: that is a finding (see the precision rule), not noise.
+ */
+export function denoise(value: number, places: number): number {
+  const rounded = round(value, places);
+  if (Math.abs(value - rounded) > noiseBound(value, places)) return value;
+  return rounded === 0 ? 0 : rounded;
+}
+
+/** Whether `value` carries decimals beyond the currency's that are not floating-point noise. */
+export function hasExtraDecimals(value: number, places: number): boolean {
+  return Number.isFinite(value) && denoise(value, places) !== round(value, places);
+}
+
+/**
+ * Whether a declared amount is one that a correct computation gives. An amount written to the minor
+ * unit (after noise is taken out) agrees when it lies within half a minor unit of one of the
+ * `candidates`: rounding half up, half down or half to even all pass, and so do clients that round
+ * before adding up (each line, then the total) and after. An amount written with more decimals was
+ * computed and not rounded, so it is held to the formula over the values as declared (the first
+ * candidate), within half a minor unit. Either way, an amount off by a minor unit (one kobo) fails.
+ */
+export function agrees(candidates: readonly number[], declared: number, places: number): boolean {
+  const half = 10 ** -places / 2;
+  const within = (expected: number, value: number) => {
+    const difference = Math.abs(expected - value);
+    // Values near the float limit overflow when scaled; such a difference is compared as it is.
+    if (!Number.isFinite(difference)) return false;
+    return difference <= half + noiseBound(Math.max(Math.abs(expected), Math.abs(value)), places);
+  };
+  const [computed] = candidates;
+  if (computed === undefined) return true;
+  if (computed === declared) return true;
+  if (hasExtraDecimals(declared, places)) return within(computed, declared);
+  const shown = denoise(declared, places);
+  return candidates.some((expected) => within(expected, shown));
 }
 
 /** Digits after the decimal point of a JSON number as written (`1e-7` has 7). */
@@ -31,18 +74,23 @@ export function decimalPlaces(value: number): number {
 
 export const show = (value: number) => String(round(value, 6));
 
-/** The finding when a declared amount is not the one `formula` gives; undefined when they agree. */
+/**
+ * The finding when a declared amount is not one that `formula` gives; undefined when it is.
+ * `expected` is the formula over the declared values; `alternatives` are the same formula over the
+ * declared values rounded first, which a client that rounds each step gets.
+ */
 export function disagreement(check: {
   path: string;
   rule: string;
   formula: string;
   expected: number;
+  alternatives?: readonly number[];
   actual: number;
   places: number;
   related: string[];
 }): Violation | undefined {
   const { path, rule, formula, expected, actual, places, related } = check;
-  if (agrees(expected, actual, places)) return undefined;
+  if (agrees([expected, ...(check.alternatives ?? [])], actual, places)) return undefined;
   const rounded = round(expected, places);
   return {
     path,
