@@ -121,23 +121,20 @@ export function invoiceRepository(db: Db) {
     },
 
     /**
-     * Compare-and-set: changes the invoice only while `column` holds one of `from`, so of two
-     * concurrent changes one wins and the other sees what the first left.
+     * Compare-and-set of the transmission state: changes it only while it is one of `from`, so of
+     * two concurrent changes one wins and the other sees what the first left.
      */
-    async changeIf(
+    async changeStatusIf(
       irn: string,
-      column: "status" | "payment_status",
       from: readonly string[],
-      change: Partial<Pick<InvoiceTable, "status" | "payment_status" | "payment_reference">> & {
-        updated_at: string;
-      },
+      change: Pick<InvoiceTable, "status" | "updated_at">,
       tx: Executor = db,
     ): Promise<boolean> {
       const result = await tx
         .updateTable("invoices")
         .set(change)
         .where("irn", "=", irn)
-        .where(column, "in", from)
+        .where("status", "in", from)
         .executeTakeFirst();
       return Number(result.numUpdatedRows) === 1;
     },

@@ -367,7 +367,7 @@ export function invoiceService(deps: {
   ): Promise<{ jobId: number } | { status: InvoiceStatus }> {
     const at = new Date().toISOString();
     return db.transaction().execute(async (tx) => {
-      if (await invoices.changeIf(row.irn, "status", from, { status: "TRANSMITTING", updated_at: at }, tx)) {
+      if (await invoices.changeStatusIf(row.irn, from, { status: "TRANSMITTING", updated_at: at }, tx)) {
         await invoices.addEvent(row.irn, { at, type: "transmission_queued", actor, detail: {} }, tx);
         return { jobId: await transmission.enqueueDelivery(row.irn, row.business_id, at, tx) };
       }
