@@ -391,7 +391,7 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        /** Update an invoice's payment status (PENDING to PAID or REJECTED) */
+        /** Update an invoice's payment status: PENDING to PARTIAL (a payment, repeatable), PAID or REJECTED */
         patch: operations["invoice.update"];
         trace?: never;
     };
@@ -4376,8 +4376,12 @@ export interface operations {
                             irn: string;
                             business_id: string;
                             status: "SIGNED" | "TRANSMITTING" | "TRANSMITTED" | "TRANSMISSION_FAILED";
-                            payment_status: "PENDING" | "PAID" | "REJECTED";
+                            payment_status: "PENDING" | "PARTIAL" | "PAID" | "REJECTED";
                             payment_reference: string | null;
+                            /** @description paid so far, in the document currency */
+                            amount_paid: number;
+                            /** @description payable amount less amount_paid */
+                            amount_outstanding: number;
                             /** Format: date-time */
                             signed_at: string;
                             transmitted_at: string | null;
@@ -4613,7 +4617,7 @@ export interface operations {
                         /** @description the document's fields, then status and payment_status */
                         data: {
                             status: "SIGNED" | "TRANSMITTING" | "TRANSMITTED" | "TRANSMISSION_FAILED";
-                            payment_status: "PENDING" | "PAID" | "REJECTED";
+                            payment_status: "PENDING" | "PARTIAL" | "PAID" | "REJECTED";
                         } & {
                             [key: string]: unknown;
                         };
@@ -4842,8 +4846,12 @@ export interface operations {
                             irn: string;
                             business_id: string;
                             status: "SIGNED" | "TRANSMITTING" | "TRANSMITTED" | "TRANSMISSION_FAILED";
-                            payment_status: "PENDING" | "PAID" | "REJECTED";
+                            payment_status: "PENDING" | "PARTIAL" | "PAID" | "REJECTED";
                             payment_reference: string | null;
+                            /** @description paid so far, in the document currency */
+                            amount_paid: number;
+                            /** @description payable amount less amount_paid */
+                            amount_outstanding: number;
                             /** Format: date-time */
                             signed_at: string;
                             transmitted_at: string | null;
@@ -5087,8 +5095,16 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    payment_status: "PENDING" | "PAID" | "REJECTED";
+                    payment_status: "PENDING" | "PARTIAL" | "PAID" | "REJECTED";
+                    /** @description payment reference or note; a PARTIAL with the reference and amount of a payment already recorded is a retry, recorded once */
                     reference?: string;
+                    /** @description this payment, in the document currency: required for PARTIAL; for PAID, the outstanding balance (left out, PAID settles it) */
+                    amount?: number;
+                    /**
+                     * Format: date
+                     * @description when it was paid: not before the issue date nor after tomorrow (UTC); default today
+                     */
+                    payment_update_date?: string;
                 };
             };
         };

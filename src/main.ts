@@ -16,6 +16,7 @@ import { openDatabase } from "./db/database.ts";
 import { migrateToLatest, pendingMigrations } from "./db/migrations.ts";
 import { buildApp } from "./http/app.ts";
 import { serviceMetrics } from "./http/metrics.ts";
+import { paymentService } from "./invoices/payment-service.ts";
 import { preparer } from "./invoices/preparation-pool.ts";
 import { invoiceRepository } from "./invoices/repository.ts";
 import { invoiceRoutes } from "./invoices/routes.ts";
@@ -129,6 +130,7 @@ export async function createContext(config: Config) {
     transmitWaitMs: config.outbox.transmitWaitMs,
     onSigned: counters.signed,
   });
+  const payments = paymentService({ db, invoices: invoicesRepo, transmission });
   const reports = reportService({ db, reports: reportRepository(db), invoices: invoicesRepo });
 
   const qrCodes = qrService({ qr, businesses: businessesRepo, invoices: invoicesRepo });
@@ -152,6 +154,7 @@ export async function createContext(config: Config) {
     businesses,
     reference,
     invoices,
+    payments,
     reports,
     qr,
     qrCodes,
@@ -199,7 +202,7 @@ export function createServer(ctx: Context, logger: Logger) {
       ctx.config.mode === "sandbox" ? () => sandboxExampleValues(ctx.config.dataDir) : undefined,
     routes: [
       referenceRoutes({ reference: ctx.reference }),
-      invoiceRoutes({ invoices: ctx.invoices }),
+      invoiceRoutes({ invoices: ctx.invoices, payments: ctx.payments }),
       reportRoutes({ reports: ctx.reports }),
       signingRoutes({ qr: ctx.qrCodes, signer: ctx.signer, invoices: ctx.invoices }),
       metricsRoutes({ metrics: ctx.metrics }),

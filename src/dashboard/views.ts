@@ -1,4 +1,5 @@
 import type { DomainError } from "../http/errors.ts";
+import { currencyDigits } from "../invoices/rules/money.ts";
 import { INVOICE_STATUSES } from "../invoices/service.ts";
 import { PAYMENT_STATUSES } from "../reference/data.ts";
 import { type Html, html } from "./html.ts";
@@ -244,6 +245,12 @@ function requeueForm(irn: string, back: "invoice" | "outbox"): Html {
 
 export function invoicePage(data: Data<"invoice">, notice?: string): Html {
   const { record: r, qr, jobs } = data;
+  const currency = r.document.document_currency_code;
+  const digits = currencyDigits(currency);
+  const money = (amount: unknown) =>
+    typeof amount === "number" ? `${amount.toFixed(digits)} ${String(currency)}` : "—";
+  // The payments among the history's payment entries: those that carry an amount.
+  const payments = r.history.filter((e) => e.type === "payment_updated" && e.detail.amount !== undefined);
   return page(
     r.irn,
     "invoices",
@@ -252,6 +259,8 @@ export function invoicePage(data: Data<"invoice">, notice?: string): Html {
   <dt>Business</dt><dd>${businessLink(r.business_id, data.businessName)}</dd>
   <dt>Status</dt><dd>${badge(r.status)}</dd>
   <dt>Payment</dt><dd>${badge(r.payment_status)}${r.payment_reference ? html` · ${r.payment_reference}` : ""}</dd>
+  <dt>Paid</dt><dd id="amount-paid">${money(r.amount_paid)}</dd>
+  <dt>Outstanding</dt><dd id="amount-outstanding">${money(r.amount_outstanding)}</dd>
   <dt>Invoice type</dt><dd>${r.invoice_type_code}</dd>
   <dt>Issued</dt><dd>${r.issue_date}</dd>
   <dt>Signed</dt><dd>${when(r.signed_at)}</dd>
@@ -264,6 +273,18 @@ export function invoicePage(data: Data<"invoice">, notice?: string): Html {
 <figure class="qr"><img src="${qr}" alt="QR code of ${r.irn}" width="240" height="240"><figcaption>The QR code printed on the invoice</figcaption></figure>
 </div>
 ${r.status === "TRANSMISSION_FAILED" ? html`<div class="card alarm">The authority did not take this invoice. ${requeueForm(r.irn, "invoice")}</div>` : ""}
+<h2>Payments</h2>
+${
+  payments.length === 0
+    ? html`<p class="muted">None recorded.</p>`
+    : html`<table id="payments">
+<thead><tr><th>Paid on</th><th class="num">Amount</th><th>Reference</th><th class="num">Paid after</th><th class="num">Outstanding after</th><th>Status after</th><th>Recorded</th><th>Actor</th></tr></thead>
+<tbody>${payments.map(
+        (e) =>
+          html`<tr><td>${String(e.detail.payment_update_date ?? "—")}</td><td class="num">${money(e.detail.amount)}</td><td>${typeof e.detail.reference === "string" ? e.detail.reference : "—"}</td><td class="num">${money(e.detail.amount_paid)}</td><td class="num">${money(e.detail.amount_outstanding)}</td><td>${badge(String(e.detail.to))}</td><td>${when(e.at)}</td><td><code>${e.actor}</code></td></tr>`,
+      )}</tbody>
+</table>`
+}
 <h2>History</h2>
 <table id="history">
 <thead><tr><th>At</th><th>Event</th><th>Actor</th><th>Detail</th></tr></thead>
@@ -369,5 +390,5 @@ form { margin: 0; } form.actions { margin-top: 12px; }
 .badge { display: inline-block; padding: 1px 8px; border-radius: 10px; font-size: 12px; background: #eef2f6; }
 .badge-transmitted, .badge-paid, .badge-active, .badge-done { background: #dcfae6; color: #085d3a; }
 .badge-transmission_failed, .badge-rejected, .badge-failed, .badge-revoked { background: #fee4e2; color: var(--alarm); }
-.badge-transmitting, .badge-pending { background: #fef0c7; color: #93370d; }
+.badge-transmitting, .badge-pending, .badge-partial { background: #fef0c7; color: #93370d; }
 `;

@@ -6,6 +6,7 @@ import {
   Migrator,
   sql,
 } from "kysely";
+import { currencyDigits } from "../invoices/rules/money.ts";
 import { engineOf } from "./database.ts";
 import type { Database } from "./schema.ts";
 
@@ -242,9 +243,84 @@ const migrations: Record<string, Migration> = {
       await db.schema.createIndex("invoices_signed").on("invoices").columns(["signed_at", "irn"]).execute();
     },
   },
+  "0008_partial_payments": {
+    async up(db: Kysely<unknown>) {
+      // Kysely runs SQLite migrations outside a transaction: one of its own, so a backfill cut short
+      // leaves the columns unadded rather than half filled (PostgreSQL's migrations run in one).
+      if (engineOf(db) === "sqlite") await db.transaction().execute(partialPayments);
+      else await partialPayments(db);
+    },
+  },
 };
 
-/** What lookup/{IRN} reads of an invoice, the key first: the columns of the index that answers it. */
+/** Rows backfilled per statement by 0008. */
+const BACKFILL_PAGE = 500;
+
+/**
+ * 0008: the balance of each invoice in minor units, so PARTIAL payments add up exactly. Existing
+ * invoices take theirs from the stored document (the payable amount is never sealed); PAID ones have
+ * paid it all. The rule is written out here, not borrowed from the service, so that what this
+ * migration does never changes after it has run somewhere.
+ */
+async function partialPayments(db: Kysely<unknown>) {
+  for (const column of ["payable_minor", "paid_minor"]) {
+    await db.schema
+      .alterTable("invoices")
+      .addColumn(column, "bigint", (c) => c.notNull().defaultTo(0))
+      .execute();
+  }
+  await db.schema
+    .alterTable("invoices")
+    .addColumn("currency_digits", "integer", (c) => c.notNull().defaultTo(2))
+    .execute();
+  let after = "";
+  for (;;) {
+    const { rows } = await sql<{ irn: string; document: string; payment_status: string }>`
+      select irn, document, payment_status from invoices where irn > ${after}
+      order by irn limit ${BACKFILL_PAGE}`.execute(db);
+    if (rows.length === 0) break;
+    const values = rows.map((row) => {
+      const document = JSON.parse(row.document) as {
+        document_currency_code?: unknown;
+        legal_monetary_total?: { payable_amount?: unknown };
+      };
+      const digits = currencyDigits(document.document_currency_code);
+      const amount = document.legal_monetary_total?.payable_amount;
+      const payable = typeof amount === "number" ? Math.round(amount * 10 ** digits) : 0;
+      const paid = row.payment_status === "PAID" ? payable : 0;
+      return sql`(cast(${row.irn} as text), cast(${payable} as bigint), cast(${paid} as bigint), cast(${digits} as integer))`;
+    });
+    // One statement a page (UPDATE … FROM: SQLite 3.33 and PostgreSQL alike; VALUES columns are
+    // column1… on both), not one a row: on PostgreSQL each statement is a round trip.
+    await sql`update invoices set payable_minor = v.column2, paid_minor = v.column3, currency_digits = v.column4
+      from (values ${sql.join(values)}) as v where invoices.irn = v.column1`.execute(db);
+    after = (rows.at(-1) as { irn: string }).irn;
+  }
+  // lookup/{IRN} shows the balance too: its index (0005) is rebuilt to cover the three columns.
+  await db.schema.dropIndex("invoices_lookup").execute();
+  await db.schema
+    .createIndex("invoices_lookup")
+    .on("invoices")
+    .columns([
+      "irn",
+      "business_id",
+      "status",
+      "payment_status",
+      "payment_reference",
+      "signed_at",
+      "transmitted_at",
+      "authority_reference",
+      "payable_minor",
+      "paid_minor",
+      "currency_digits",
+    ])
+    .execute();
+}
+
+/**
+ * The columns of 0005's lookup index, the key first. 0005 builds its index from this list, so it
+ * never changes: 0008 rebuilt the index with the balance added (see the repository's STATE_COLUMNS).
+ */
 export const LOOKUP_COLUMNS = [
   "irn",
   "business_id",

@@ -50,6 +50,14 @@ export interface InvoiceTable {
   /** base64url Ed25519 signature of the signed payload. */
   signature: string | null;
   kid: string | null;
+  /**
+   * `legal_monetary_total.payable_amount` and the amount paid so far, in the currency's minor units
+   * (0008). Integers: bigint on PostgreSQL, which pg returns as text; the repository converts.
+   */
+  payable_minor: number;
+  paid_minor: number;
+  /** The minor-unit digits of the document currency the two amounts are counted in (NGN 2). */
+  currency_digits: number;
 }
 
 export interface InvoiceEventTable {

@@ -12,8 +12,20 @@ export function isUniqueViolation(err: unknown): boolean {
   return code === "SQLITE_CONSTRAINT_PRIMARYKEY" || code === "SQLITE_CONSTRAINT_UNIQUE" || code === "23505";
 }
 
+/** What lookup/{IRN} reads of an invoice: the columns of the index that answers it (0008). */
+export const STATE_COLUMNS = [...LOOKUP_COLUMNS, "payable_minor", "paid_minor", "currency_digits"] as const;
+
 /** The columns of an invoice's state: what lookup/{IRN} reads. */
-export type InvoiceState = Pick<InvoiceTable, (typeof LOOKUP_COLUMNS)[number]>;
+export type InvoiceState = Pick<InvoiceTable, (typeof STATE_COLUMNS)[number]>;
+
+/** pg answers a bigint as text (its range exceeds a double's); the amounts are integers below 2^53. */
+function counted<T extends { payable_minor: unknown; paid_minor: unknown }>(row: T): T;
+function counted<T extends { payable_minor: unknown; paid_minor: unknown }>(
+  row: T | undefined,
+): T | undefined;
+function counted<T extends { payable_minor: unknown; paid_minor: unknown }>(row: T | undefined) {
+  return row && { ...row, payable_minor: Number(row.payable_minor), paid_minor: Number(row.paid_minor) };
+}
 
 /**
  * The state of an invoice, from the index that covers it. SQLite's planner prefers the primary key
@@ -22,13 +34,13 @@ export type InvoiceState = Pick<InvoiceTable, (typeof LOOKUP_COLUMNS)[number]>;
  */
 export function stateQuery(tx: Executor, irn: string, businessId: string): CompiledQuery<InvoiceState> {
   if (engineOf(tx) === "sqlite") {
-    const columns = sql.join(LOOKUP_COLUMNS.map((column) => sql.ref(column)));
+    const columns = sql.join(STATE_COLUMNS.map((column) => sql.ref(column)));
     return sql<InvoiceState>`select ${columns} from invoices indexed by invoices_lookup
       where irn = ${irn} and business_id = ${businessId}`.compile(tx);
   }
   return tx
     .selectFrom("invoices")
-    .select(LOOKUP_COLUMNS)
+    .select(STATE_COLUMNS)
     .where("irn", "=", irn)
     .where("business_id", "=", businessId)
     .compile();
@@ -64,22 +76,24 @@ export function invoiceRepository(db: Db) {
     },
 
     async find(irn: string, businessId: string, tx: Executor = db): Promise<InvoiceTable | undefined> {
-      return tx
-        .selectFrom("invoices")
-        .selectAll()
-        .where("irn", "=", irn)
-        .where("business_id", "=", businessId)
-        .executeTakeFirst();
+      return counted(
+        await tx
+          .selectFrom("invoices")
+          .selectAll()
+          .where("irn", "=", irn)
+          .where("business_id", "=", businessId)
+          .executeTakeFirst(),
+      );
+    },
+
+    /** The invoice's state, read from the index that covers it (migrations 0005, 0008). */
+    async findState(irn: string, businessId: string, tx: Executor = db) {
+      return counted((await tx.executeQuery(stateQuery(tx, irn, businessId))).rows[0]);
     },
 
     /** Any business's invoice: for the outbox, which acts for the service, not for a caller. */
-    /** The invoice's state, read from the index that covers it (migration 0005). */
-    async findState(irn: string, businessId: string, tx: Executor = db) {
-      return (await tx.executeQuery(stateQuery(tx, irn, businessId))).rows[0];
-    },
-
     async findByIrn(irn: string, tx: Executor = db): Promise<InvoiceTable | undefined> {
-      return tx.selectFrom("invoices").selectAll().where("irn", "=", irn).executeTakeFirst();
+      return counted(await tx.selectFrom("invoices").selectAll().where("irn", "=", irn).executeTakeFirst());
     },
 
     async exists(irn: string, tx: Executor = db): Promise<boolean> {
@@ -107,23 +121,41 @@ export function invoiceRepository(db: Db) {
     },
 
     /**
-     * Compare-and-set: changes the invoice only while `column` holds one of `from`, so of two
-     * concurrent changes one wins and the other sees what the first left.
+     * Compare-and-set of the transmission state: changes it only while it is one of `from`, so of
+     * two concurrent changes one wins and the other sees what the first left.
      */
-    async changeIf(
+    async changeStatusIf(
       irn: string,
-      column: "status" | "payment_status",
       from: readonly string[],
-      change: Partial<Pick<InvoiceTable, "status" | "payment_status" | "payment_reference">> & {
-        updated_at: string;
-      },
+      change: Pick<InvoiceTable, "status" | "updated_at">,
       tx: Executor = db,
     ): Promise<boolean> {
       const result = await tx
         .updateTable("invoices")
         .set(change)
         .where("irn", "=", irn)
-        .where(column, "in", from)
+        .where("status", "in", from)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) === 1;
+    },
+
+    /**
+     * Compare-and-set of the payment state: changes it only while both the status and the amount
+     * paid are what the caller decided from, so of two concurrent payments neither is lost and
+     * together they never pay more than the balance: the later one decides again.
+     */
+    async changePaymentIf(
+      irn: string,
+      from: Pick<InvoiceTable, "payment_status" | "paid_minor">,
+      change: Pick<InvoiceTable, "payment_status" | "payment_reference" | "paid_minor" | "updated_at">,
+      tx: Executor = db,
+    ): Promise<boolean> {
+      const result = await tx
+        .updateTable("invoices")
+        .set(change)
+        .where("irn", "=", irn)
+        .where("payment_status", "=", from.payment_status)
+        .where("paid_minor", "=", from.paid_minor)
         .executeTakeFirst();
       return Number(result.numUpdatedRows) === 1;
     },
@@ -146,7 +178,7 @@ export function invoiceRepository(db: Db) {
 
     /** One page of a business's hash chain, in order. */
     async chainPage(businessId: string, afterSeq: number, limit: number, tx: Executor = db) {
-      return tx
+      const rows = await tx
         .selectFrom("invoices")
         .select([
           "irn",
@@ -161,12 +193,16 @@ export function invoiceRepository(db: Db) {
           "signed_at",
           "document",
           "sealed",
+          "payable_minor",
+          "paid_minor",
+          "currency_digits",
         ])
         .where("business_id", "=", businessId)
         .where("chain_seq", ">", afterSeq)
         .orderBy("chain_seq")
         .limit(limit)
         .execute();
+      return rows.map((row) => counted(row));
     },
 
     /** The histories of several invoices at once, each in order. */
@@ -187,13 +223,14 @@ export function invoiceRepository(db: Db) {
 
     addEvents,
 
-    async events(irn: string, tx: Executor = db): Promise<InvoiceEvent[]> {
-      const rows = await tx
+    /** An invoice's history in order; with `type`, only the entries of that type. */
+    async events(irn: string, tx: Executor = db, type?: string): Promise<InvoiceEvent[]> {
+      let query = tx
         .selectFrom("invoice_events")
         .select(["at", "type", "actor", "detail"])
-        .where("irn", "=", irn)
-        .orderBy("id")
-        .execute();
+        .where("irn", "=", irn);
+      if (type !== undefined) query = query.where("type", "=", type);
+      const rows = await query.orderBy("id").execute();
       return rows.map((r) => ({
         at: r.at,
         type: r.type,

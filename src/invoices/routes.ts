@@ -5,15 +5,44 @@ import { EXAMPLES } from "../http/examples.ts";
 import { BATCH_BODY_LIMIT, BATCH_MAX_DOCUMENTS } from "../http/limits.ts";
 import { Action, Empty, responses } from "../http/openapi.ts";
 import { PAYMENT_STATUSES } from "../reference/data.ts";
+import type { PaymentService } from "./payment-service.ts";
 import { BatchResult, InvoiceDocument } from "./schema.ts";
 import { INVOICE_STATUSES, type InvoiceService } from "./service.ts";
 
 const PREFIX = "/api/v1/einvoice";
 const IrnParams = Type.Object({ irn: Type.String({ minLength: 1, maxLength: 100 }) });
-const UpdateBody = Type.Object({
-  payment_status: Type.Union(PAYMENT_STATUSES.map((s) => Type.Literal(s))),
-  reference: Type.Optional(Type.String({ maxLength: 500 })),
-});
+const UpdateBody = Type.Object(
+  {
+    payment_status: Type.Union(PAYMENT_STATUSES.map((s) => Type.Literal(s))),
+    reference: Type.Optional(
+      Type.String({
+        maxLength: 500,
+        description:
+          "payment reference or note; a PARTIAL with the reference and amount of a payment already recorded is a retry, recorded once",
+      }),
+    ),
+    amount: Type.Optional(
+      Type.Number({
+        exclusiveMinimum: 0,
+        maximum: 1e15,
+        description:
+          "this payment, in the document currency: required for PARTIAL; for PAID, the outstanding balance (left out, PAID settles it)",
+      }),
+    ),
+    payment_update_date: Type.Optional(
+      Type.String({
+        format: "date",
+        description: "when it was paid: not before the issue date nor after tomorrow (UTC); default today",
+      }),
+    ),
+  },
+  {
+    examples: [
+      { payment_status: "PARTIAL", amount: 25000, payment_update_date: "2026-11-20", reference: "TRF-889" },
+      { payment_status: "PAID" },
+    ],
+  },
+);
 const BatchBody = Type.Object(
   { invoices: Type.Array(Type.Unknown(), { minItems: 1, maxItems: BATCH_MAX_DOCUMENTS }) },
   { examples: [{ invoices: [EXAMPLES.invoiceFull, EXAMPLES.invoiceMinimal] }] },
@@ -37,6 +66,8 @@ const State = {
   status: Status,
   payment_status: Payment,
   payment_reference: Nullable(Type.String()),
+  amount_paid: Type.Number({ description: "paid so far, in the document currency" }),
+  amount_outstanding: Type.Number({ description: "payable amount less amount_paid" }),
   signed_at: Type.String({ format: "date-time" }),
   transmitted_at: Nullable(Type.String({ format: "date-time" })),
   authority_reference: Nullable(Type.String()),
@@ -87,8 +118,11 @@ const BY_IRN = [400, 401, 404, 429, 503];
 const checkedByService = { validatorCompiler: () => () => true };
 const invoiceFailure = (handler: string) => ({ handler, failureMessage: "Failed to validate invoice" });
 
-export function invoiceRoutes(deps: { invoices: InvoiceService }): FastifyPluginAsyncTypebox {
-  const { invoices } = deps;
+export function invoiceRoutes(deps: {
+  invoices: InvoiceService;
+  payments: PaymentService;
+}): FastifyPluginAsyncTypebox {
+  const { invoices, payments } = deps;
   return async (app) => {
     app.post(
       `${PREFIX}/validate`,
@@ -267,7 +301,8 @@ export function invoiceRoutes(deps: { invoices: InvoiceService }): FastifyPlugin
       `${PREFIX}/update/:irn`,
       {
         schema: {
-          summary: "Update an invoice's payment status (PENDING to PAID or REJECTED)",
+          summary:
+            "Update an invoice's payment status: PENDING to PARTIAL (a payment, repeatable), PAID or REJECTED",
           tags: ["invoices"],
           params: IrnParams,
           body: UpdateBody,
@@ -276,7 +311,7 @@ export function invoiceRoutes(deps: { invoices: InvoiceService }): FastifyPlugin
         config: { handler: "invoice.update", failureMessage: "Failed to update invoice" },
       },
       async (request) => {
-        await invoices.updatePayment(request.principal, request.params.irn, request.body);
+        await payments.update(request.principal, request.params.irn, request.body);
         return action("Invoice updated successfully", []);
       },
     );

@@ -12,6 +12,7 @@ import type { ProductCodes } from "../reference/product-codes.ts";
 import { irnProblem } from "../signing/irn.ts";
 import type { Signature, Signer } from "../signing/signer.ts";
 import type { TransmissionService } from "../transmission/service.ts";
+import { amountsOf, type Balance, openingBalance } from "./payments.ts";
 import type { Preparer } from "./preparation-pool.ts";
 import {
   type InvoiceEvent,
@@ -24,12 +25,15 @@ import { openDocument } from "./stored-document.ts";
 import type { InvoiceValidator } from "./validation.ts";
 
 /** What webhook events say about an invoice: its state, never its content. */
-function eventData(row: Pick<InvoiceTable, "irn" | "business_id" | "status" | "payment_status">) {
+export function eventData(
+  row: Pick<InvoiceTable, "irn" | "business_id" | "status" | "payment_status"> & Balance,
+) {
   return {
     irn: row.irn,
     business_id: row.business_id,
     status: row.status,
     payment_status: row.payment_status,
+    ...amountsOf(row),
   };
 }
 
@@ -46,6 +50,7 @@ function stateOf(row: InvoiceState) {
     status: row.status as InvoiceStatus,
     payment_status: row.payment_status as PaymentStatus,
     payment_reference: row.payment_reference,
+    ...amountsOf(row),
     signed_at: row.signed_at,
     transmitted_at: row.transmitted_at,
     authority_reference: row.authority_reference,
@@ -62,7 +67,7 @@ function validationFailed(violations: Violation[]): DomainError {
 }
 
 /** The same answer whether the IRN is unknown or belongs to another business: nothing leaks. */
-function notFound(irn: string, scope = " for this business"): DomainError {
+export function notFound(irn: string, scope = " for this business"): DomainError {
   return new DomainError("not_found", {
     message: "Invoice not found",
     details: `no invoice with IRN '${irn}' is registered${scope}`,
@@ -167,6 +172,7 @@ export function invoiceService(deps: {
         transmitted_at: null,
         authority_reference: null,
         updated_at: signedAt,
+        ...openingBalance(document),
       },
     };
   }
@@ -363,7 +369,7 @@ export function invoiceService(deps: {
   ): Promise<{ jobId: number } | { status: InvoiceStatus }> {
     const at = new Date().toISOString();
     return db.transaction().execute(async (tx) => {
-      if (await invoices.changeIf(row.irn, "status", from, { status: "TRANSMITTING", updated_at: at }, tx)) {
+      if (await invoices.changeStatusIf(row.irn, from, { status: "TRANSMITTING", updated_at: at }, tx)) {
         await invoices.addEvent(row.irn, { at, type: "transmission_queued", actor, detail: {} }, tx);
         return { jobId: await transmission.enqueueDelivery(row.irn, row.business_id, at, tx) };
       }
@@ -538,69 +544,6 @@ export function invoiceService(deps: {
         .filter((e) => e.type === "transmission_attempt")
         .map((e) => ({ at: e.at, ...e.detail }));
       return { ...stateOf(row), attempts };
-    },
-
-    /** PENDING → PAID | REJECTED; the current value again is a no-op; PAID and REJECTED are final. */
-    async updatePayment(
-      principal: Principal,
-      irn: string,
-      change: { payment_status: PaymentStatus; reference?: string | undefined },
-    ) {
-      for (;;) {
-        const row = await load(principal, irn);
-        if (row.payment_status === change.payment_status) return { changed: false };
-        if (row.payment_status !== "PENDING") {
-          throw new DomainError("bad_request", {
-            message: "Failed to update invoice",
-            details: `payment_status is ${row.payment_status}, which is final: it cannot change to ${change.payment_status}`,
-            violations: [
-              {
-                path: "payment_status",
-                rule: "payment_transition",
-                message: `${row.payment_status} is final; only PENDING may change (to PAID or REJECTED)`,
-                expected: row.payment_status,
-                actual: change.payment_status,
-              },
-            ],
-          });
-        }
-        const at = new Date().toISOString();
-        const reference = change.reference ?? null;
-        const won = await db.transaction().execute(async (tx) => {
-          const ok = await invoices.changeIf(
-            irn,
-            "payment_status",
-            [row.payment_status],
-            { payment_status: change.payment_status, payment_reference: reference, updated_at: at },
-            tx,
-          );
-          if (ok) {
-            await invoices.addEvent(
-              irn,
-              {
-                at,
-                type: "payment_updated",
-                actor: actorOf(principal),
-                detail: { from: row.payment_status, to: change.payment_status, reference },
-              },
-              tx,
-            );
-            await transmission.notify(
-              row.business_id,
-              "invoice.payment_updated",
-              {
-                ...eventData({ ...row, payment_status: change.payment_status }),
-                payment_reference: reference,
-              },
-              at,
-              tx,
-            );
-          }
-          return ok;
-        });
-        // Lost a race with another update: decide again against the value that won.
-        if (won) return { changed: true };
-      }
     },
 
     /** The IRN fits the business's template and is not registered yet. */

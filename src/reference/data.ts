@@ -158,5 +158,6 @@ export const UNITS: readonly Unit[] = [
 ].map(([code, name]) => ({ code: code as string, name: name as string }));
 
 export const INVOICE_KINDS = ["B2B", "B2C", "B2G"] as const;
-export const PAYMENT_STATUSES = ["PENDING", "PAID", "REJECTED"] as const;
+/** PARTIAL came with the platform's April 2026 update: part of the payable amount has been paid. */
+export const PAYMENT_STATUSES = ["PENDING", "PARTIAL", "PAID", "REJECTED"] as const;
 export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];

@@ -1,5 +1,6 @@
 import { canonicalBusinessId } from "../businesses/ids.ts";
 import type { BusinessRepository } from "../businesses/repository.ts";
+import { type Balance, formatMinor, replayPayments } from "../invoices/payments.ts";
 import type { InvoiceRepository } from "../invoices/repository.ts";
 import { openDocument } from "../invoices/stored-document.ts";
 import type { Sealer } from "../keys/sealer.ts";
@@ -147,30 +148,41 @@ const TRANSMISSION_STATE: Record<string, string> = {
 /**
  * An invoice's state must be what its history says: the history starts with its signing, runs
  * forward in time, names an actor for every entry, and its last transmission and payment entries
- * match the stored status and payment status.
+ * match the stored status and payment status; the payments it records are allowed moves that add up
+ * to the stored amount paid.
  */
 export function historyProblems(
-  row: { status: string; payment_status: string },
+  row: { status: string; payment_status: string } & Balance,
   history: readonly { at: string; type: string; actor: string | null; detail: string }[],
 ): string[] {
   const problems: string[] = [];
   if (history[0]?.type !== "signed") problems.push("the history does not start with the signing");
   let status = "SIGNED";
-  let payment: string | undefined;
+  let signedPayment: string | undefined;
+  const payments: { at: string; detail: Record<string, unknown> }[] = [];
   let previous = "";
   for (const event of history) {
     if (!event.actor) problems.push(`history entry ${event.type} at ${event.at} has no actor`);
     if (event.at < previous)
       problems.push(`history entry ${event.type} at ${event.at} is earlier than the one before`);
     previous = event.at;
-    const detail = JSON.parse(event.detail) as { payment_status?: string; to?: string };
-    if (event.type === "signed") payment = detail.payment_status;
-    if (event.type === "payment_updated") payment = detail.to;
+    const detail = JSON.parse(event.detail) as Record<string, unknown>;
+    if (event.type === "signed" && typeof detail.payment_status === "string") {
+      signedPayment = detail.payment_status;
+    }
+    if (event.type === "payment_updated") payments.push({ at: event.at, detail });
     status = TRANSMISSION_STATE[event.type] ?? status;
   }
   if (status !== row.status) problems.push(`status is ${row.status} but the history says ${status}`);
-  if (payment !== undefined && payment !== row.payment_status) {
-    problems.push(`payment_status is ${row.payment_status} but the history says ${payment}`);
+  const replayed = replayPayments({ payment_status: signedPayment, balance: row }, payments);
+  problems.push(...replayed.problems);
+  if (replayed.payment_status !== undefined && replayed.payment_status !== row.payment_status) {
+    problems.push(`payment_status is ${row.payment_status} but the history says ${replayed.payment_status}`);
+  }
+  if (replayed.paid_minor !== row.paid_minor) {
+    problems.push(
+      `amount_paid is ${formatMinor(row.paid_minor, row.currency_digits)} but the history's payments add up to ${formatMinor(replayed.paid_minor, row.currency_digits)}`,
+    );
   }
   return problems;
 }

@@ -480,6 +480,61 @@ test("invoice page: the record, a QR image that decodes to the record's qr_code,
   assert.match(missing.body, /Invoice not found/);
 });
 
+test("invoice page of a part-paid invoice: payment status, paid, outstanding and each payment; the search finds PARTIAL", async (t) => {
+  const { app, ctx } = await build(t);
+  const browser = await operator(app, passwordOf(ctx));
+  const a = await tenant(ctx);
+  const invoice = freshInvoice(a, "invoice-minimal");
+  const irn = String(invoice.irn);
+  assert.equal((await submit(app, a.headers, "sign", invoice)).statusCode, 200);
+  const other = freshInvoice(a, "invoice-minimal");
+  assert.equal((await submit(app, a.headers, "sign", other)).statusCode, 200);
+  for (const payload of [
+    { payment_status: "PARTIAL", amount: 5000, payment_update_date: "2026-11-16", reference: "TRF-<889>" },
+    { payment_status: "PARTIAL", amount: 3000.5, payment_update_date: "2026-11-20" },
+  ]) {
+    const res = await app.inject({
+      method: "PATCH",
+      url: `${API}/update/${irn}`,
+      headers: a.headers,
+      payload,
+    });
+    assert.equal(res.statusCode, 200, res.body);
+  }
+
+  const page = await browser.get(`/dashboard/invoices/${irn}`);
+  assert.equal(page.statusCode, 200);
+  assert.match(page.body, /<dt>Payment<\/dt><dd><span class="badge badge-partial">PARTIAL<\/span>/);
+  assert.equal(byId(page.body, "dd", "amount-paid"), "8000.50 NGN");
+  assert.equal(byId(page.body, "dd", "amount-outstanding"), "5974.50 NGN");
+  // Cells as shown: tags dropped from the markup first, then entities decoded.
+  const table = /<table id="payments">([\s\S]*?)<\/table>/.exec(page.body)?.[1] ?? "";
+  const rows = [...table.matchAll(/<tr><td>([\s\S]*?)<\/tr>/g)].map((m) =>
+    (m[1] as string)
+      .split(/<\/td><td[^>]*>/)
+      .map((cell) => unescapeHtml(cell.replace(/<[^>]+>/g, "")).trim())
+      .slice(0, 6),
+  );
+  assert.deepEqual(rows, [
+    ["2026-11-16", "5000.00 NGN", "TRF-<889>", "5000.00 NGN", "8975.00 NGN", "PARTIAL"],
+    ["2026-11-20", "3000.50 NGN", "—", "8000.50 NGN", "5974.50 NGN", "PARTIAL"],
+  ]);
+  assert.ok(!page.body.includes("TRF-<889>"), "a reference never becomes markup");
+  assert.equal(
+    [...byId(page.body, "table", "history").matchAll(/<td>payment_updated<\/td>/g)].length,
+    2,
+    "and both are in the history",
+  );
+  const unpaid = await browser.get(`/dashboard/invoices/${String(other.irn)}`);
+  assert.equal(byId(unpaid.body, "dd", "amount-outstanding"), "13975.00 NGN");
+  assert.match(unpaid.body, /<h2>Payments<\/h2>\s*<p class="muted">None recorded.<\/p>/);
+
+  const search = await browser.get("/dashboard/invoices?payment_status=PARTIAL");
+  assert.equal(search.statusCode, 200);
+  assert.deepEqual(irnsIn(search.body, "invoices"), [irn]);
+  assert.match(search.body, /<option selected>PARTIAL<\/option>/, "the filter shows what it filters by");
+});
+
 test("re-queue: a failed transmission is listed, re-queued by the operator, then delivered; others are refused", async (t) => {
   const { authority, authorityPort, upstream, gateway, local } = await pair(t, {
     EINVOICE_MAX_ATTEMPTS: "1",

@@ -27,7 +27,7 @@ test(`lookup/{IRN} is answered from one index on ${ENGINE}, without reading the 
     );
     assert.match(
       columns.rows[0]?.indexdef ?? "",
-      /\(irn, business_id, status, payment_status, payment_reference, signed_at, transmitted_at, authority_reference\)/,
+      /\(irn, business_id, status, payment_status, payment_reference, signed_at, transmitted_at, authority_reference, payable_minor, paid_minor, currency_digits\)/,
     );
   }
 });

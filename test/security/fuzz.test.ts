@@ -659,7 +659,12 @@ test("bad input never breaks it: fuzzed requests to every endpoint that takes in
       method: "PATCH",
       url: (i) => `${API}/update/${pick(signed, i)}`,
       shape: "action",
-      template: (i) => ({ payment_status: pick(["PENDING", "PAID", "REJECTED"], i), reference: `REF-${i}` }),
+      template: (i) => ({
+        payment_status: pick(["PENDING", "PARTIAL", "PAID", "REJECTED"], i),
+        reference: `REF-${i % 7}`,
+        amount: pick([0.01, 25.5, 0.1 + 0.2, 13975, 1e15], i),
+        payment_update_date: pick(["2026-11-16", "2026-11-20"], i),
+      }),
     },
   ];
 

@@ -27,7 +27,7 @@ const hints: Record<keyof typeof lists, string> = {
   currency: "an ISO 4217 code of resources/currencies (e.g. NGN)",
   payment_means: "a code of resources/payment-means (e.g. 30)",
   tax_category: "a code of resources/tax-categories (e.g. STANDARD_VAT)",
-  payment_status: "one of PENDING, PAID, REJECTED",
+  payment_status: `one of ${PAYMENT_STATUSES.join(", ")}`,
   invoice_kind: "one of B2B, B2C, B2G",
   state: "a state code of resources/states (e.g. NG-LA)",
 };
