@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import zlib from "node:zlib";
 import QRCode from "qrcode";
+import { readQrImage } from "../../src/signing/qr-image-decoder.ts";
 import { ImageRefused, ImageTooLarge, parseImageDataUrl } from "../../src/signing/qr-image-guard.ts";
 import { DecodeTimeLimit, QrReaderBusy, qrImageReader } from "../../src/signing/qr-reader-pool.ts";
 import { build, type Json, tenant } from "../helpers.ts";
@@ -53,8 +54,26 @@ function refusal(res: { statusCode: number; json(): unknown }, status = 400): st
   return String(body.error.details);
 }
 
+// First in this file: the only test that decodes on this thread, so it is what loads the decoder here.
+test("the decoder loads its WebAssembly from the installed package and fetches nothing", async (t) => {
+  const fetched: string[] = [];
+  const real = globalThis.fetch;
+  globalThis.fetch = async (input: Parameters<typeof fetch>[0]) => {
+    fetched.push(String(input));
+    throw new Error("no network in this test");
+  };
+  t.after(() => {
+    globalThis.fetch = real;
+  });
+  const png = await QRCode.toBuffer("offline", { errorCorrectionLevel: "H", width: 200 });
+  assert.equal(await readQrImage(dataUrl("image/png", png)), "offline");
+  assert.deepEqual(fetched, []);
+});
+
 test("hostile PNGs and JPEGs are refused from their headers, quickly, with a 400 that says why", async (t) => {
   const { validate } = await setup(t);
+  // The app's first request pays for compiling its routes: not what is timed here.
+  await validate("bm90IGVuY3J5cHRlZA==");
   const cases: [string, string, RegExp][] = [
     // The first IHDR is honest; a decoder that read the second would allocate 400 million pixels.
     [
@@ -189,6 +208,15 @@ test("the guard reads every header: sizes, formats and refusals as types", () =>
     height: 64,
   });
   assert.equal(png?.inflatedSize, 65 * 64);
+  // The report's file: 65 kB whose second IHDR declares 20,000 × 20,000 (decoding it took 52 s).
+  const crafted = dataUrl(
+    "image/png",
+    withChunks(white, pngChunk("tEXt", Buffer.alloc(65_000)), ihdr(20_000, 20_000)),
+  );
+  const started = performance.now();
+  assert.throws(() => parseImageDataUrl(crafted), /more than one IHDR/);
+  const ms = performance.now() - started;
+  assert.ok(ms < 50, `the guard took ${ms.toFixed(1)} ms`);
   const jpeg = parseImageDataUrl(
     dataUrl("image/jpg", Buffer.concat([SOI, jpegFrame(0xc0, 640, 480), SCAN, EOI])),
   );
@@ -204,7 +232,7 @@ test("the guard reads every header: sizes, formats and refusals as types", () =>
 test("the decoding thread: one image over the time limit is refused and the thread replaced; a full queue is busy", async (t) => {
   const reader = qrImageReader({ timeLimitMs: 500, maxQueue: 1 });
   t.after(() => reader.close());
-  const slow = parseImageDataUrl(dataUrl("image/png", finderGrid(2)));
+  const slow = parseImageDataUrl(dataUrl("image/png", finderGrid(1)));
   const code = parseImageDataUrl(
     dataUrl("image/png", await QRCode.toBuffer("hello", { errorCorrectionLevel: "H", width: 200 })),
   );
