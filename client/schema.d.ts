@@ -455,7 +455,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Validate a QR code (its text, or a PNG of it) */
+        /** Validate a QR code (its text, or a PNG or JPEG of it) */
         post: operations["qr.validate"];
         delete?: never;
         options?: never;
@@ -5855,7 +5855,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description the QR text, or a data:image/png;base64 image of it */
+                    /** @description the QR text, or an image of it: data:image/png;base64,… or data:image/jpeg;base64,… (at most 4,000,000 pixels) */
                     code: string;
                 };
             };

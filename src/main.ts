@@ -35,6 +35,7 @@ import { reportService } from "./reports/service.ts";
 import { auditService } from "./signing/audit.ts";
 import { auditLogRepository } from "./signing/audit-log.ts";
 import { qrCodec } from "./signing/qr.ts";
+import { qrImageReader } from "./signing/qr-reader-pool.ts";
 import { qrService } from "./signing/qr-service.ts";
 import { signingRoutes } from "./signing/routes.ts";
 import { createSigner } from "./signing/signer.ts";
@@ -133,7 +134,9 @@ export async function createContext(config: Config) {
   const payments = paymentService({ db, invoices: invoicesRepo, transmission });
   const reports = reportService({ db, reports: reportRepository(db), invoices: invoicesRepo });
 
-  const qrCodes = qrService({ qr, businesses: businessesRepo, invoices: invoicesRepo });
+  // QR images are decoded on a thread of their own, started on the first image.
+  const qrImages = qrImageReader();
+  const qrCodes = qrService({ qr, businesses: businessesRepo, invoices: invoicesRepo, images: qrImages });
   const dashboard = dashboardService({
     repository: dashboardRepository(db),
     businesses,
@@ -169,6 +172,7 @@ export async function createContext(config: Config) {
     operator: { password: keyring.operatorPassword, pepper: keyring.pepper },
     close: async () => {
       await preparations.close();
+      await qrImages.close();
       await checkpointer?.stop();
       await db.destroy();
     },

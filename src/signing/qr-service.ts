@@ -3,7 +3,9 @@ import type { BusinessRepository } from "../businesses/repository.ts";
 import { DomainError } from "../http/errors.ts";
 import type { InvoiceRepository } from "../invoices/repository.ts";
 import { parseIrn } from "./irn.ts";
-import { encryptQr, ImageTooLarge, isPngDataUrl, PayloadTooLarge, type QrCodec, readQrImage } from "./qr.ts";
+import { encryptQr, PayloadTooLarge, type QrCodec } from "./qr.ts";
+import { ImageRefused, ImageTooLarge, parseImageDataUrl, type QrImage } from "./qr-image-guard.ts";
+import { type QrImageReader, QrReaderBusy } from "./qr-reader-pool.ts";
 
 function invalid(details: string): DomainError {
   return new DomainError("bad_request", {
@@ -11,6 +13,32 @@ function invalid(details: string): DomainError {
     details,
     publicMessage: "The QR code is not a valid code of a registered invoice.",
   });
+}
+
+/** The QR text in an image `code`, or null when `code` is not a data URL. */
+async function readImage(code: string, images: Pick<QrImageReader, "read">): Promise<string | null> {
+  let image: QrImage | null;
+  let read: string | null;
+  try {
+    image = parseImageDataUrl(code);
+    if (!image) return null;
+    read = await images.read(image);
+  } catch (err) {
+    if (err instanceof ImageTooLarge) throw invalid(`the image is too large for a QR code (${err.message})`);
+    if (err instanceof ImageRefused) throw invalid(err.message);
+    if (err instanceof QrReaderBusy) {
+      throw new DomainError("unavailable", {
+        message: "Service temporarily unavailable",
+        details: `the QR image decoder is busy (${err.message}); retry after the indicated delay`,
+        retryAfter: 1,
+      });
+    }
+    throw err;
+  }
+  if (read === null) {
+    throw invalid(`no QR code was found in the ${image.format === "png" ? "PNG" : "JPEG"} image`);
+  }
+  return read.trim();
 }
 
 function createFailed(details: string): DomainError {
@@ -21,8 +49,9 @@ export function qrService(deps: {
   qr: Pick<QrCodec, "decrypt">;
   businesses: Pick<BusinessRepository, "findByCertificate">;
   invoices: Pick<InvoiceRepository, "find">;
+  images: Pick<QrImageReader, "read">;
 }) {
-  const { qr, businesses, invoices } = deps;
+  const { qr, businesses, invoices, images } = deps;
   return {
     /** A QR text for an IRN from exported crypto keys, as the original provider's endpoint makes it. */
     create(input: { public_key: string; certificate: string; irn: string }): string {
@@ -56,19 +85,8 @@ export function qrService(deps: {
      * answer is not limited to the caller's business; it reveals only what the code itself carries.
      */
     async validate(code: string) {
-      let text = code.trim();
-      if (isPngDataUrl(text)) {
-        let read: string | null;
-        try {
-          read = readQrImage(text);
-        } catch (err) {
-          if (err instanceof ImageTooLarge)
-            throw invalid(`the image is too large for a QR code (${err.message})`);
-          throw invalid("the image is not a readable PNG");
-        }
-        if (read === null) throw invalid("no QR code was found in the PNG image");
-        text = read.trim();
-      }
+      const trimmed = code.trim();
+      const text = (await readImage(trimmed, images)) ?? trimmed;
       if (!/^[A-Za-z0-9+/]+={0,2}$/.test(text)) throw invalid("the QR content is not base64 text");
       // One answer for every way the content fails to open, so the endpoint is no padding oracle.
       const unreadable = invalid(

@@ -6,8 +6,6 @@ import {
   privateDecrypt,
   publicEncrypt,
 } from "node:crypto";
-import jsQRModule from "jsqr";
-import { PNG } from "pngjs";
 
 /** What a QR code carries, as integrators of the Nigerian platform already build it. */
 export type QrPayload = { irn: string; certificate: string };
@@ -86,35 +84,4 @@ export function unpadPkcs1v15(block: Buffer): Buffer | null {
   }
   good &= found & Number(separator >= 10);
   return good === 1 ? block.subarray(separator + 1) : null;
-}
-
-const PNG_DATA_URL = /^data:image\/png;base64,/i;
-
-export function isPngDataUrl(code: string): boolean {
-  return PNG_DATA_URL.test(code);
-}
-
-/** Reads the text of a QR code from a PNG data URL; null when the image holds no readable code. */
-/** A QR code needs no more: 2,000 × 2,000 pixels is 50 modules a side at 40 pixels each. */
-const MAX_QR_PIXELS = 4_000_000;
-
-export class ImageTooLarge extends Error {}
-
-export function readQrImage(dataUrl: string): string | null {
-  const bytes = Buffer.from(dataUrl.replace(PNG_DATA_URL, ""), "base64");
-  // The size is read from the header before anything is decoded: a few kilobytes of PNG can
-  // inflate to gigabytes of pixels, and decoding them would stall every other request.
-  if (bytes.length >= 24 && bytes.toString("latin1", 12, 16) === "IHDR") {
-    const width = bytes.readUInt32BE(16);
-    const height = bytes.readUInt32BE(20);
-    if (width * height > MAX_QR_PIXELS) throw new ImageTooLarge(`${width} × ${height} pixels`);
-  }
-  const png = PNG.sync.read(bytes);
-  // jsqr is CommonJS whose types declare an ES default export; `.default` is right for both.
-  const found = jsQRModule.default(
-    new Uint8ClampedArray(png.data.buffer, png.data.byteOffset, png.data.length),
-    png.width,
-    png.height,
-  );
-  return found?.data ?? null;
 }

@@ -7,12 +7,13 @@ import { qrImage } from "./qr-image.ts";
 import type { QrService } from "./qr-service.ts";
 import type { Signer } from "./signer.ts";
 
-// A PNG data URL of a QR code is a few kilobytes; the limit leaves room for large renderings.
+// A data URL of a QR code is a few kilobytes; the limit leaves room for large renderings and photos.
 const QrValidateBody = Type.Object({
   code: Type.String({
     minLength: 1,
     maxLength: 512 * 1024,
-    description: "the QR text, or a data:image/png;base64 image of it",
+    description:
+      "the QR text, or an image of it: data:image/png;base64,… or data:image/jpeg;base64,… (at most 4,000,000 pixels)",
   }),
 });
 const QrCreateBody = Type.Object({
@@ -57,7 +58,7 @@ export function signingRoutes(deps: {
       "/api/v1/einvoice/qr-code/validate",
       {
         schema: {
-          summary: "Validate a QR code (its text, or a PNG of it)",
+          summary: "Validate a QR code (its text, or a PNG or JPEG of it)",
           tags: ["irn and qr"],
           body: QrValidateBody,
           response: responses(

@@ -6,7 +6,7 @@ import { openDatabase } from "../../src/db/database.ts";
 import { migrateToLatest } from "../../src/db/migrations.ts";
 import { newProductionSecrets } from "../../src/keys/keyring.ts";
 import { type Context, createContext, createServer } from "../../src/main.ts";
-import { readQrImage } from "../../src/signing/qr.ts";
+import { readQrImage } from "../../src/signing/qr-image-decoder.ts";
 import {
   build,
   eventually,
@@ -467,7 +467,7 @@ test("invoice page: the record, a QR image that decodes to the record's qr_code,
   assert.match(page.body, new RegExp(`<h1>${irn}</h1>`));
   const src = /<img src="(data:image\/png;base64,[A-Za-z0-9+/=]+)"/.exec(page.body)?.[1];
   assert.ok(src, "a PNG QR image");
-  assert.equal(readQrImage(src), record.qr_code);
+  assert.equal(await readQrImage(src), record.qr_code);
   const history = byId(page.body, "table", "history");
   assert.match(history, new RegExp(`<td>signed</td><td><code>key:${a.api_key}</code>`));
   assert.ok(page.body.includes("Okafor Building Supplies Ltd"), "the document is shown");

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { constants, publicEncrypt } from "node:crypto";
 import { test } from "node:test";
-import jsQRModule from "jsqr";
-import { PNG } from "pngjs";
 import QRCode from "qrcode";
+import { readQrImage } from "../../src/signing/qr-image-decoder.ts";
+import { parseImageDataUrl } from "../../src/signing/qr-image-guard.ts";
 import { build, fixture, type Json, tenant } from "../helpers.ts";
 
 const API = "/api/v1/einvoice";
@@ -120,11 +120,11 @@ test("qr-code/create makes a PNG data URL that validates; qr.png and qr.svg rend
   const png = await app.inject({ url: `${API}/${String(invoice.irn)}/qr.png`, headers: a.headers });
   assert.equal(png.statusCode, 200);
   assert.equal(png.headers["content-type"], "image/png");
-  const image = PNG.sync.read(png.rawPayload);
-  assert.ok(image.width >= 300, `width ${image.width}`);
+  const dataUrl = `data:image/png;base64,${png.rawPayload.toString("base64")}`;
+  const image = parseImageDataUrl(dataUrl);
+  assert.ok(image && image.width >= 300, `width ${image?.width}`);
   const record = (await app.inject({ url: `${API}/${String(invoice.irn)}`, headers: a.headers })).json().data;
-  const decoded = jsQRModule.default(new Uint8ClampedArray(image.data), image.width, image.height);
-  assert.equal(decoded?.data, record.qr_code);
+  assert.equal(await readQrImage(dataUrl), record.qr_code);
 
   const svg = await app.inject({ url: `${API}/${String(invoice.irn)}/qr.svg`, headers: a.headers });
   assert.equal(svg.statusCode, 200);

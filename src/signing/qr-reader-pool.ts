@@ -1,0 +1,159 @@
+import { Worker } from "node:worker_threads";
+import { ImageUnreadable } from "./qr-image-decoder.ts";
+import type { QrImage } from "./qr-image-guard.ts";
+
+export type QrImageReader = {
+  /** The QR text in an image the guard accepted; null when it holds none. */
+  read(image: QrImage): Promise<string | null>;
+  close(): Promise<void>;
+};
+
+/** Every decoding slot is taken: the caller should come back shortly. */
+export class QrReaderBusy extends Error {}
+
+/** The image took longer to decode than any QR code needs; the thread decoding it was replaced. */
+export class DecodeTimeLimit extends ImageUnreadable {}
+
+const THREAD = new URL("./qr-reader-thread.mjs", import.meta.url);
+
+type Job = {
+  image: QrImage;
+  resolve(text: string | null): void;
+  reject(err: Error): void;
+};
+type Reply =
+  | { ready: true }
+  | { started: number }
+  | { id: number; text: string | null }
+  | { id: number; refused: string }
+  | { id: number; error: string };
+
+/**
+ * Decodes QR images on a thread of its own, one at a time. A decode takes 3–40 ms (a 2,000 × 2,000
+ * image, more for crafted ones), time the event loop would otherwise not spend answering anyone
+ * else. At most `maxQueue` images wait their turn; one that is still decoding after `timeLimitMs`
+ * is answered as unreadable and its thread replaced (terminating a thread interrupts WebAssembly).
+ */
+export function qrImageReader(options: { timeLimitMs?: number; maxQueue?: number } = {}): QrImageReader {
+  const timeLimitMs = options.timeLimitMs ?? 1500;
+  const maxQueue = options.maxQueue ?? 16;
+  const queue: Job[] = [];
+  let worker: Worker | undefined;
+  let ready = false;
+  let current: { id: number; job: Job; timer?: NodeJS.Timeout } | undefined;
+  let nextId = 0;
+  let closed = false;
+
+  function replace() {
+    const old = worker;
+    worker = undefined;
+    ready = false;
+    void old?.terminate();
+  }
+
+  function settle(): Job | undefined {
+    if (!current) return undefined;
+    clearTimeout(current.timer);
+    const { job } = current;
+    current = undefined;
+    return job;
+  }
+
+  function start(): Worker {
+    const started = new Worker(THREAD);
+    started.on("message", (reply: Reply) => {
+      if (started !== worker) return;
+      if ("ready" in reply) {
+        ready = true;
+      } else if ("started" in reply) {
+        if (current?.id === reply.started) current.timer = limit(current.id, current.job);
+        return;
+      } else if (current && reply.id === current.id) {
+        const job = settle();
+        if ("refused" in reply) {
+          job?.reject(new ImageUnreadable(reply.refused));
+        } else if ("error" in reply) {
+          // A decoder that threw may have aborted its WebAssembly instance: a fresh thread takes over.
+          replace();
+          job?.reject(new ImageUnreadable(`the image could not be decoded (${reply.error})`));
+        } else {
+          job?.resolve(reply.text);
+        }
+      }
+      pump();
+    });
+    started.on("error", (err) => {
+      if (started !== worker) return;
+      replace();
+      const job = settle();
+      // Failing to start is the service's fault, and every waiting image would meet the same.
+      if (!job) {
+        for (const waiting of queue.splice(0)) waiting.reject(err);
+        return;
+      }
+      job.reject(new ImageUnreadable("the image could not be decoded (the decoder stopped on it)"));
+      pump();
+    });
+    started.on("exit", () => {
+      if (started !== worker) return;
+      replace();
+      const job = settle();
+      job?.reject(new ImageUnreadable("the image could not be decoded (the decoder stopped on it)"));
+      pump();
+    });
+    return started;
+  }
+
+  function pump() {
+    if (closed || current || queue.length === 0) {
+      // Idle, the thread must not keep the process alive.
+      if (!current && queue.length === 0) worker?.unref();
+      return;
+    }
+    if (!worker) worker = start();
+    worker.ref();
+    if (!ready) return;
+    const job = queue.shift() as Job;
+    const id = nextId++;
+    current = { id, job };
+    worker.postMessage({ id, image: job.image });
+  }
+
+  /** From when the thread has the image: neither the queue nor the thread's start-up counts. */
+  function limit(id: number, job: Job): NodeJS.Timeout {
+    return setTimeout(() => {
+      if (current?.id !== id) return;
+      settle();
+      replace();
+      job.reject(
+        new DecodeTimeLimit(
+          `decoding the image took longer than ${timeLimitMs} ms: send the QR text, or a plain image of the code`,
+        ),
+      );
+      pump();
+    }, timeLimitMs);
+  }
+
+  return {
+    read(image) {
+      if (closed) return Promise.reject(new Error("the QR image reader is closed"));
+      if (queue.length >= maxQueue) {
+        return Promise.reject(new QrReaderBusy(`its queue of ${maxQueue} waiting images is full`));
+      }
+      return new Promise<string | null>((resolve, reject) => {
+        queue.push({ image, resolve, reject });
+        pump();
+      });
+    },
+    async close() {
+      closed = true;
+      const stopping = worker;
+      worker = undefined;
+      const job = settle();
+      const err = new Error("the QR image reader is closed");
+      job?.reject(err);
+      for (const waiting of queue.splice(0)) waiting.reject(err);
+      await stopping?.terminate();
+    },
+  };
+}
