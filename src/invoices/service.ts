@@ -344,7 +344,7 @@ export function invoiceService(deps: {
     }
     const retryAt = job?.next_attempt_at ? Date.parse(job.next_attempt_at) : Date.now();
     const lastError = job?.last_error ? ` (last attempt: ${job.last_error})` : "";
-    throw new DomainError("unavailable", {
+    throw new DomainError("transmission_queued", {
       message: "Transmission queued",
       details: `the tax authority has not confirmed the invoice yet${lastError}; it is queued and will be retried automatically: check lookup/${irn}`,
       publicMessage: "The invoice is signed and queued for transmission; it will be retried automatically.",
