@@ -47,15 +47,20 @@ export function idempotencyService(deps: {
 }) {
   const { db, keys, waitMs } = deps;
 
-  // The claims (and the answers) of one turn of the event loop share one transaction: each is a
-  // durable write, and a commit of its own apiece would cost an fsync per request on SQLite.
+  // The claims (and the answers) of one turn of the event loop share one transaction, not a commit
+  // apiece. A claim is not flushed to disk: the request's own writes (its sign, then its stored
+  // answer) are, and flush it with them; lost in a power cut before them, it only lets the retry run.
   const claiming = batcher<KeyRow, boolean>(
     (rows) =>
-      writeTransaction(db, async (tx) => {
-        const won: { ok: true; value: boolean }[] = [];
-        for (const row of rows) won.push({ ok: true, value: await keys.insertClaim(row, tx) });
-        return won;
-      }),
+      writeTransaction(
+        db,
+        async (tx) => {
+          const won: { ok: true; value: boolean }[] = [];
+          for (const row of rows) won.push({ ok: true, value: await keys.insertClaim(row, tx) });
+          return won;
+        },
+        { flush: false },
+      ),
     { maxBatch: 64, concurrency: 1 },
   );
   const storing = batcher<{ claim: Claim; answer: Answer }, boolean>(
