@@ -102,12 +102,12 @@ export function idempotent(idempotency: Pick<IdempotencyService, "begin" | "comp
       }
       const { status, body, retryAfter } = begun.answer;
       if (retryAfter !== null) void reply.header("retry-after", String(retryAfter));
-      await reply
+      // Returning the reply ends the request here: the route's handler does not run.
+      return reply
         .header(REPLAYED_HEADER, "true")
         .code(status)
         .type("application/json; charset=utf-8")
         .send(body);
-      return reply;
     },
 
     async onError(request: FastifyRequest, _reply: FastifyReply, error: unknown) {
