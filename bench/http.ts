@@ -67,6 +67,7 @@ const { headers, template } = signers[0] as (typeof signers)[number];
 const fixed = template;
 let counter = 0;
 const fresh = (from = template) => from.replace(/"irn": "INV0001-/, `"irn": "B${process.pid}N${++counter}-`);
+let keyed = 0;
 let turn = 0;
 const nextSigner = () => signers[turn++ % signers.length] as (typeof signers)[number];
 
@@ -125,6 +126,19 @@ try {
         path: "/api/v1/einvoice/sign",
         headers,
         setupRequest: (r) => ({ ...r, body: fresh() }),
+      },
+    },
+    {
+      name: "sign with an Idempotency-Key (a new key each)",
+      url: api,
+      request: {
+        method: "POST",
+        path: "/api/v1/einvoice/sign",
+        setupRequest: (r) => ({
+          ...r,
+          headers: { ...headers, "idempotency-key": `K${process.pid}-${++keyed}` },
+          body: fresh(),
+        }),
       },
     },
     {

@@ -15,7 +15,7 @@ export type ClientOptions = {
   baseUrl: string;
   apiKey: string;
   apiSecret: string;
-  /** Further attempts after a 429 or a retryable 503 (default 3). */
+  /** Further attempts after a 429, a retryable 503, or a signing request that got no answer (default 3). */
   retries?: number;
   /** The longest wait the client accepts from a Retry-After, in seconds (default 30). */
   maxRetryAfterSeconds?: number;
@@ -23,25 +23,55 @@ export type ClientOptions = {
 };
 
 /**
- * A 429 was refused before any work: it is always safe to send again. A 503 is retried unless it
- * answers sign-transmit: that 503 means "signed, and queued for the authority", and sending the
- * invoice again would only meet `IRN already exists.`; follow it with `lookup/{IRN}` instead.
+ * A 429 was refused before any work: it is always safe to send again; so is a 409, which says that
+ * an earlier attempt with the same Idempotency-Key is still being processed. A 503 is retried
+ * unless it answers sign-transmit: that 503 means "signed, and queued for the authority", and
+ * sending the invoice again would only hear it again; follow it with `lookup/{IRN}` instead.
  */
 function retryable(status: number, url: string): boolean {
-  if (status === 429) return true;
+  if (status === 429 || status === 409) return true;
   return status === 503 && !/\/sign-transmit$/.test(new URL(url).pathname);
 }
 
-/** `fetch` that waits out 429 and 503 answers as long as their Retry-After says, a few times. */
+/** The routes that honour Idempotency-Key. */
+const SIGNING = /\/api\/v1\/einvoice\/(batch\/)?sign(-transmit)?$/;
+
+/**
+ * A signing request with an Idempotency-Key (the caller's own, or a new one), the same on every
+ * attempt: an attempt the server already processed is answered with its first answer (and
+ * `Idempotent-Replayed: true`), never signed twice.
+ */
+function keyed(input: Request): Request {
+  if (input.method !== "POST" || !SIGNING.test(new URL(input.url).pathname)) return input;
+  if (input.headers.has("idempotency-key")) return input;
+  const headers = new Headers(input.headers);
+  headers.set("idempotency-key", globalThis.crypto.randomUUID());
+  return new Request(input, { headers });
+}
+
+/**
+ * `fetch` that waits out 429 and 503 answers as long as their Retry-After says, a few times, and
+ * sends a signing request again when no answer came at all (a connection lost or timed out): its
+ * Idempotency-Key makes that safe.
+ */
 export function retryingFetch(options: Pick<ClientOptions, "retries" | "maxRetryAfterSeconds" | "fetch">) {
   const send = options.fetch ?? fetch;
   const retries = options.retries ?? 3;
   const longest = options.maxRetryAfterSeconds ?? 30;
   return async (input: Request): Promise<Response> => {
+    const request = keyed(input);
+    const resendable = request.headers.has("idempotency-key");
     for (let attempt = 0; ; attempt++) {
-      // A body can be read once: each attempt sends a copy.
-      const response = await send(input.clone());
-      if (attempt >= retries || !retryable(response.status, input.url)) return response;
+      let response: Response;
+      try {
+        // A body can be read once: each attempt sends a copy.
+        response = await send(request.clone());
+      } catch (err) {
+        if (!resendable || attempt >= retries || request.signal.aborted) throw err;
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+        continue;
+      }
+      if (attempt >= retries || !retryable(response.status, request.url)) return response;
       const seconds = Number(response.headers.get("retry-after") ?? "1");
       if (!Number.isFinite(seconds) || seconds > longest) return response;
       await response.body?.cancel();

@@ -2495,7 +2495,10 @@ export interface operations {
     "invoice.sign": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description makes a retry safe: the same key with the same body within 24 hours answers what the first request answered (status and body, with `Idempotent-Replayed: true`) instead of doing it again; 1 to 255 printable ASCII characters, e.g. a UUID */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2685,6 +2688,8 @@ export interface operations {
             /** @description signed and stored; a 400 `IRN already exists.` when the IRN is registered */
             200: {
                 headers: {
+                    /** @description present on an answer replayed for a repeated Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2704,6 +2709,8 @@ export interface operations {
             /** @description the request or the document is not valid; `error.details` and `error.violations` say why */
             400: {
                 headers: {
+                    /** @description present on an answer replayed for a repeated Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2741,6 +2748,82 @@ export interface operations {
             };
             /** @description API-KEY and API-SECRET are missing or not valid */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status?: false;
+                        /** @description repeats the HTTP status */
+                        code: number;
+                        message: string;
+                        data: null;
+                        error: {
+                            /** @description unique id of this error occurrence */
+                            id?: string;
+                            /** @description the operation that failed */
+                            handler?: string;
+                            /** @description what exactly is wrong, naming the field */
+                            details: string;
+                            public_message?: string;
+                            violations?: {
+                                /** @description JSON path of the field, e.g. invoice_line[1].price */
+                                path: string;
+                                rule: string;
+                                message: string;
+                                expected?: unknown;
+                                actual?: unknown;
+                                related?: string[];
+                            }[];
+                        } | unknown[];
+                        /** Format: date-time */
+                        timestamp?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description a request with the same Idempotency-Key is still being processed; retry after `Retry-After` seconds */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status?: false;
+                        /** @description repeats the HTTP status */
+                        code: number;
+                        message: string;
+                        data: null;
+                        error: {
+                            /** @description unique id of this error occurrence */
+                            id?: string;
+                            /** @description the operation that failed */
+                            handler?: string;
+                            /** @description what exactly is wrong, naming the field */
+                            details: string;
+                            public_message?: string;
+                            violations?: {
+                                /** @description JSON path of the field, e.g. invoice_line[1].price */
+                                path: string;
+                                rule: string;
+                                message: string;
+                                expected?: unknown;
+                                actual?: unknown;
+                                related?: string[];
+                            }[];
+                        } | unknown[];
+                        /** Format: date-time */
+                        timestamp?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the Idempotency-Key was used for another request (another body or route); nothing was done */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2818,6 +2901,8 @@ export interface operations {
             /** @description a transient fault (database or authority); retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    /** @description present on an answer replayed for a repeated Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2858,7 +2943,10 @@ export interface operations {
     "invoice.sign_transmit": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description makes a retry safe: the same key with the same body within 24 hours answers what the first request answered (status and body, with `Idempotent-Replayed: true`) instead of doing it again; 1 to 255 printable ASCII characters, e.g. a UUID */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3048,6 +3136,8 @@ export interface operations {
             /** @description signed and confirmed by the authority; a 503 with Retry-After when it is queued instead */
             200: {
                 headers: {
+                    /** @description present on an answer replayed for a repeated Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3067,6 +3157,8 @@ export interface operations {
             /** @description the request or the document is not valid; `error.details` and `error.violations` say why */
             400: {
                 headers: {
+                    /** @description present on an answer replayed for a repeated Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3104,6 +3196,82 @@ export interface operations {
             };
             /** @description API-KEY and API-SECRET are missing or not valid */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status?: false;
+                        /** @description repeats the HTTP status */
+                        code: number;
+                        message: string;
+                        data: null;
+                        error: {
+                            /** @description unique id of this error occurrence */
+                            id?: string;
+                            /** @description the operation that failed */
+                            handler?: string;
+                            /** @description what exactly is wrong, naming the field */
+                            details: string;
+                            public_message?: string;
+                            violations?: {
+                                /** @description JSON path of the field, e.g. invoice_line[1].price */
+                                path: string;
+                                rule: string;
+                                message: string;
+                                expected?: unknown;
+                                actual?: unknown;
+                                related?: string[];
+                            }[];
+                        } | unknown[];
+                        /** Format: date-time */
+                        timestamp?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description a request with the same Idempotency-Key is still being processed; retry after `Retry-After` seconds */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status?: false;
+                        /** @description repeats the HTTP status */
+                        code: number;
+                        message: string;
+                        data: null;
+                        error: {
+                            /** @description unique id of this error occurrence */
+                            id?: string;
+                            /** @description the operation that failed */
+                            handler?: string;
+                            /** @description what exactly is wrong, naming the field */
+                            details: string;
+                            public_message?: string;
+                            violations?: {
+                                /** @description JSON path of the field, e.g. invoice_line[1].price */
+                                path: string;
+                                rule: string;
+                                message: string;
+                                expected?: unknown;
+                                actual?: unknown;
+                                related?: string[];
+                            }[];
+                        } | unknown[];
+                        /** Format: date-time */
+                        timestamp?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the Idempotency-Key was used for another request (another body or route); nothing was done */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3181,6 +3349,8 @@ export interface operations {
             /** @description a transient fault (database or authority); retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    /** @description present on an answer replayed for a repeated Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3221,7 +3391,10 @@ export interface operations {
     "invoice.batch_sign": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description makes a retry safe: the same key with the same body within 24 hours answers what the first request answered (status and body, with `Idempotent-Replayed: true`) instead of doing it again; 1 to 255 printable ASCII characters, e.g. a UUID */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3453,6 +3626,8 @@ export interface operations {
             /** @description one result per document, in order */
             200: {
                 headers: {
+                    /** @description present on an answer replayed for a repeated Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3483,6 +3658,8 @@ export interface operations {
             /** @description the request or the document is not valid; `error.details` and `error.violations` say why */
             400: {
                 headers: {
+                    /** @description present on an answer replayed for a repeated Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3556,8 +3733,86 @@ export interface operations {
                     };
                 };
             };
+            /** @description a request with the same Idempotency-Key is still being processed; retry after `Retry-After` seconds */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status?: false;
+                        /** @description repeats the HTTP status */
+                        code: number;
+                        message: string;
+                        data: null;
+                        error: {
+                            /** @description unique id of this error occurrence */
+                            id?: string;
+                            /** @description the operation that failed */
+                            handler?: string;
+                            /** @description what exactly is wrong, naming the field */
+                            details: string;
+                            public_message?: string;
+                            violations?: {
+                                /** @description JSON path of the field, e.g. invoice_line[1].price */
+                                path: string;
+                                rule: string;
+                                message: string;
+                                expected?: unknown;
+                                actual?: unknown;
+                                related?: string[];
+                            }[];
+                        } | unknown[];
+                        /** Format: date-time */
+                        timestamp?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
             /** @description the body is larger than the route accepts */
             413: {
+                headers: {
+                    /** @description present on an answer replayed for a repeated Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status?: false;
+                        /** @description repeats the HTTP status */
+                        code: number;
+                        message: string;
+                        data: null;
+                        error: {
+                            /** @description unique id of this error occurrence */
+                            id?: string;
+                            /** @description the operation that failed */
+                            handler?: string;
+                            /** @description what exactly is wrong, naming the field */
+                            details: string;
+                            public_message?: string;
+                            violations?: {
+                                /** @description JSON path of the field, e.g. invoice_line[1].price */
+                                path: string;
+                                rule: string;
+                                message: string;
+                                expected?: unknown;
+                                actual?: unknown;
+                                related?: string[];
+                            }[];
+                        } | unknown[];
+                        /** Format: date-time */
+                        timestamp?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the Idempotency-Key was used for another request (another body or route); nothing was done */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3635,6 +3890,8 @@ export interface operations {
             /** @description a transient fault (database or authority); retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    /** @description present on an answer replayed for a repeated Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3675,7 +3932,10 @@ export interface operations {
     "invoice.batch_sign-transmit": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description makes a retry safe: the same key with the same body within 24 hours answers what the first request answered (status and body, with `Idempotent-Replayed: true`) instead of doing it again; 1 to 255 printable ASCII characters, e.g. a UUID */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3907,6 +4167,8 @@ export interface operations {
             /** @description one result per document, in order */
             200: {
                 headers: {
+                    /** @description present on an answer replayed for a repeated Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3937,6 +4199,8 @@ export interface operations {
             /** @description the request or the document is not valid; `error.details` and `error.violations` say why */
             400: {
                 headers: {
+                    /** @description present on an answer replayed for a repeated Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4010,8 +4274,86 @@ export interface operations {
                     };
                 };
             };
+            /** @description a request with the same Idempotency-Key is still being processed; retry after `Retry-After` seconds */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status?: false;
+                        /** @description repeats the HTTP status */
+                        code: number;
+                        message: string;
+                        data: null;
+                        error: {
+                            /** @description unique id of this error occurrence */
+                            id?: string;
+                            /** @description the operation that failed */
+                            handler?: string;
+                            /** @description what exactly is wrong, naming the field */
+                            details: string;
+                            public_message?: string;
+                            violations?: {
+                                /** @description JSON path of the field, e.g. invoice_line[1].price */
+                                path: string;
+                                rule: string;
+                                message: string;
+                                expected?: unknown;
+                                actual?: unknown;
+                                related?: string[];
+                            }[];
+                        } | unknown[];
+                        /** Format: date-time */
+                        timestamp?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
             /** @description the body is larger than the route accepts */
             413: {
+                headers: {
+                    /** @description present on an answer replayed for a repeated Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status?: false;
+                        /** @description repeats the HTTP status */
+                        code: number;
+                        message: string;
+                        data: null;
+                        error: {
+                            /** @description unique id of this error occurrence */
+                            id?: string;
+                            /** @description the operation that failed */
+                            handler?: string;
+                            /** @description what exactly is wrong, naming the field */
+                            details: string;
+                            public_message?: string;
+                            violations?: {
+                                /** @description JSON path of the field, e.g. invoice_line[1].price */
+                                path: string;
+                                rule: string;
+                                message: string;
+                                expected?: unknown;
+                                actual?: unknown;
+                                related?: string[];
+                            }[];
+                        } | unknown[];
+                        /** Format: date-time */
+                        timestamp?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the Idempotency-Key was used for another request (another body or route); nothing was done */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4089,6 +4431,8 @@ export interface operations {
             /** @description a transient fault (database or authority); retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    /** @description present on an answer replayed for a repeated Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {

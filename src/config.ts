@@ -63,6 +63,8 @@ const Env = Type.Object({
   EINVOICE_RETRY_MAX_MS: Type.Integer({ minimum: 1, maximum: 86_400_000, default: 300_000 }),
   /** A claimed job not finished by then is taken over by another worker. */
   EINVOICE_LEASE_MS: Type.Integer({ minimum: 100, maximum: 3_600_000, default: 60_000 }),
+  /** How long a request waits for another one with the same Idempotency-Key before a 409. */
+  EINVOICE_IDEMPOTENCY_WAIT_MS: Type.Integer({ minimum: 0, maximum: 600_000, default: 30_000 }),
 });
 
 export type Config = {
@@ -82,6 +84,7 @@ export type Config = {
   processes: number;
   rateLimitPerMin: number;
   requestTimeoutMs: number;
+  idempotencyWaitMs: number;
   /** Fastify's `trustProxy`: which proxies' X-Forwarded-* headers to believe. */
   trustProxy: boolean | string;
   authority: { kind: "builtin" } | { kind: "http"; url: string; apiKey: string; apiSecret: string };
@@ -143,6 +146,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     rateLimitPerMin:
       parsed.EINVOICE_RATE_LIMIT_PER_MIN ?? (parsed.EINVOICE_MODE === "production" ? 6000 : 1_000_000),
     requestTimeoutMs: parsed.EINVOICE_REQUEST_TIMEOUT_MS,
+    idempotencyWaitMs: parsed.EINVOICE_IDEMPOTENCY_WAIT_MS,
     trustProxy: trustProxyOf(parsed.EINVOICE_TRUST_PROXY),
     authority: authorityOf(parsed),
     outbox: {

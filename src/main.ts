@@ -16,6 +16,8 @@ import { openDatabase } from "./db/database.ts";
 import { migrateToLatest, pendingMigrations } from "./db/migrations.ts";
 import { buildApp } from "./http/app.ts";
 import { serviceMetrics } from "./http/metrics.ts";
+import { idempotencyRepository } from "./idempotency/repository.ts";
+import { idempotencyService } from "./idempotency/service.ts";
 import { paymentService } from "./invoices/payment-service.ts";
 import { preparer } from "./invoices/preparation-pool.ts";
 import { invoiceRepository } from "./invoices/repository.ts";
@@ -133,6 +135,11 @@ export async function createContext(config: Config) {
   });
   const payments = paymentService({ db, invoices: invoicesRepo, transmission });
   const reports = reportService({ db, reports: reportRepository(db), invoices: invoicesRepo });
+  const idempotency = idempotencyService({
+    db,
+    keys: idempotencyRepository(db),
+    waitMs: config.idempotencyWaitMs,
+  });
 
   // QR images are decoded on a thread of their own, started on the first image.
   const qrImages = qrImageReader();
@@ -158,6 +165,7 @@ export async function createContext(config: Config) {
     reference,
     invoices,
     payments,
+    idempotency,
     reports,
     qr,
     qrCodes,
@@ -206,7 +214,7 @@ export function createServer(ctx: Context, logger: Logger) {
       ctx.config.mode === "sandbox" ? () => sandboxExampleValues(ctx.config.dataDir) : undefined,
     routes: [
       referenceRoutes({ reference: ctx.reference }),
-      invoiceRoutes({ invoices: ctx.invoices, payments: ctx.payments }),
+      invoiceRoutes({ invoices: ctx.invoices, payments: ctx.payments, idempotency: ctx.idempotency }),
       reportRoutes({ reports: ctx.reports }),
       signingRoutes({ qr: ctx.qrCodes, signer: ctx.signer, invoices: ctx.invoices }),
       metricsRoutes({ metrics: ctx.metrics }),
@@ -285,14 +293,7 @@ export async function serve(config: Config): Promise<void> {
   const ctx = await createContext(config);
   const app = await createServer(ctx, logger);
   if (config.mode === "sandbox" && cluster.isPrimary) await announceSandbox(ctx);
-  const worker = config.outbox.worker
-    ? createWorker({
-        transmission: ctx.transmission,
-        concurrency: config.outbox.concurrency,
-        pollMs: config.outbox.pollMs,
-        logger,
-      })
-    : undefined;
+  const worker = config.outbox.worker ? outboxWorker(ctx, logger) : undefined;
   onShutdown(logger, async () => {
     // Stop taking requests first, then let the worker finish or give back its jobs.
     await app.close();
@@ -349,17 +350,26 @@ async function supervise(config: Config): Promise<void> {
 export async function work(config: Config): Promise<void> {
   const logger = createLogger(config);
   const ctx = await createContext(config);
-  const worker = createWorker({
-    transmission: ctx.transmission,
-    concurrency: config.outbox.concurrency,
-    pollMs: config.outbox.pollMs,
-    logger,
-  });
+  const worker = outboxWorker(ctx, logger);
   onShutdown(logger, async () => {
     await worker.stop();
     await ctx.close();
   });
   worker.start();
+}
+
+/** How often a worker also prunes the idempotency keys past their 24 hours. */
+const HOUSEKEEPING_MS = 60_000;
+
+/** An outbox worker, which also keeps the idempotency keys pruned. */
+function outboxWorker(ctx: Context, logger: Logger) {
+  return createWorker({
+    transmission: ctx.transmission,
+    concurrency: ctx.config.outbox.concurrency,
+    pollMs: ctx.config.outbox.pollMs,
+    logger,
+    housekeeping: { everyMs: HOUSEKEEPING_MS, run: () => ctx.idempotency.prune() },
+  });
 }
 
 function onShutdown(logger: Logger, close: () => Promise<void>): void {

@@ -137,21 +137,42 @@ const SQLITE_BUSY_TIMEOUT_MS = 5000;
  * the lock is tried without waiting; when another process holds it, the connection is released and
  * the attempt repeated a moment later, so the process goes on reading, validating and preparing
  * the next batch meanwhile. PostgreSQL transactions wait on the server, which blocks nothing here.
+ *
+ * With `flush: false` the commit does not wait for the disk (SQLite `synchronous = NORMAL`,
+ * PostgreSQL `synchronous_commit = off`): for writes that may be lost in a power cut as long as
+ * nothing durable depends on them. The next flushed commit flushes them too: the log is written,
+ * and flushed, in order.
  */
-export async function writeTransaction<T>(db: Db, work: (tx: Executor) => Promise<T>): Promise<T> {
-  if (engineOf(db) === "postgres") return db.transaction().execute(work);
+export async function writeTransaction<T>(
+  db: Db,
+  work: (tx: Executor) => Promise<T>,
+  options: { flush?: boolean } = {},
+): Promise<T> {
+  const flush = options.flush ?? true;
+  if (engineOf(db) === "postgres") {
+    return db.transaction().execute(async (tx) => {
+      if (!flush) await sql`set local synchronous_commit = off`.execute(tx);
+      return work(tx);
+    });
+  }
   const deadline = Date.now() + SQLITE_BUSY_TIMEOUT_MS;
   for (let pause = 1; ; pause = Math.min(pause * 2, 16)) {
     const outcome = await db.connection().execute(async (connection) => {
-      if (!(await tryBeginImmediate(connection))) return undefined;
+      // The level can only change between transactions; this connection is ours until we give it back.
+      if (!flush) await sql`pragma synchronous = NORMAL`.execute(connection);
       try {
-        const value = await work(connection);
-        await sql`commit`.execute(connection);
-        return { value };
-      } catch (err) {
-        // The work's own error is the one to report, whatever the rollback says.
-        await sql`rollback`.execute(connection).catch(() => {});
-        throw err;
+        if (!(await tryBeginImmediate(connection))) return undefined;
+        try {
+          const value = await work(connection);
+          await sql`commit`.execute(connection);
+          return { value };
+        } catch (err) {
+          // The work's own error is the one to report, whatever the rollback says.
+          await sql`rollback`.execute(connection).catch(() => {});
+          throw err;
+        }
+      } finally {
+        if (!flush) await sql`pragma synchronous = FULL`.execute(connection);
       }
     });
     if (outcome) return outcome.value;

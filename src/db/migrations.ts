@@ -251,6 +251,30 @@ const migrations: Record<string, Migration> = {
       else await partialPayments(db);
     },
   },
+  "0009_idempotency_keys": {
+    async up(db: Kysely<unknown>) {
+      // One row per Idempotency-Key of a business: the claim of the request that holds it, then its
+      // stored answer. The primary key decides which of two concurrent requests holds a key.
+      await db.schema
+        .createTable("idempotency_keys")
+        .addColumn("business_id", "text", (c) => c.notNull().references("businesses.id"))
+        .addColumn("idempotency_key", "text", (c) => c.notNull())
+        .addColumn("route", "text", (c) => c.notNull())
+        .addColumn("fingerprint", "text", (c) => c.notNull())
+        .addColumn("claim", "text", (c) => c.notNull())
+        .addColumn("created_at", "text", (c) => c.notNull())
+        .addColumn("status", "integer")
+        .addColumn("retry_after", "integer")
+        .addColumn("response", "text")
+        .addPrimaryKeyConstraint("idempotency_keys_pk", ["business_id", "idempotency_key"])
+        .execute();
+      await db.schema
+        .createIndex("idempotency_keys_created")
+        .on("idempotency_keys")
+        .column("created_at")
+        .execute();
+    },
+  },
 };
 
 /** Rows backfilled per statement by 0008. */

@@ -135,6 +135,29 @@ export interface WebhookTable {
   created_at: string;
 }
 
+/**
+ * A business's Idempotency-Key: claimed by the request that first sent it (`status` null while it
+ * runs), then holding that request's answer, replayed to any retry for 24 hours.
+ */
+export interface IdempotencyKeyTable {
+  business_id: string;
+  idempotency_key: string;
+  /** `METHOD /path pattern` the key was used on. */
+  route: string;
+  /** Hex SHA-256 of the RFC 8785 form of the request body. */
+  fingerprint: string;
+  /** A random token naming the request that holds the key: only it may store the answer. */
+  claim: string;
+  /** When the key was claimed (again, after a takeover); its 24 hours run from here. */
+  created_at: string;
+  /** The answer's HTTP status; null while the request is in flight. */
+  status: number | null;
+  /** The answer's Retry-After, in seconds, when it had one. */
+  retry_after: number | null;
+  /** The answer's body, byte for byte as it was sent. */
+  response: string | null;
+}
+
 export interface Database {
   businesses: BusinessTable;
   api_keys: ApiKeyTable;
@@ -146,6 +169,7 @@ export interface Database {
   outbox_jobs: OutboxJobTable;
   audit_log: AuditLogTable;
   webhooks: WebhookTable;
+  idempotency_keys: IdempotencyKeyTable;
 }
 
 export type Business = Selectable<BusinessTable>;

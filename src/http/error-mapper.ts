@@ -24,7 +24,13 @@ export function toErrorBody(err: DomainError, handler: string): ErrorBody {
     case "unauthorized":
       return { ...head, error: { details: err.details }, timestamp };
     case "irn_exists":
-      return { ...head, error: [], timestamp };
+      // The spec's empty array, unless the answer has more to say (the very document is signed).
+      if (err.publicMessage === undefined) return { ...head, error: [], timestamp };
+      return {
+        ...head,
+        error: { id: randomUUID(), handler, details: err.details, public_message: err.publicMessage },
+        timestamp,
+      };
     case "route_not_found":
       return { ...head, timestamp };
     default:

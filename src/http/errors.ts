@@ -21,11 +21,17 @@ export const ERROR_STATUS = {
   not_found: 404,
   route_not_found: 404,
   method_not_allowed: 405,
+  /** Another request with the same Idempotency-Key is still being processed. */
+  in_progress: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
+  /** An Idempotency-Key sent again with another body or to another route. */
+  idempotency_key_reused: 422,
   rate_limited: 429,
   internal: 500,
   unavailable: 503,
+  /** Signed and queued for the authority: a final answer, unlike the other 503s. */
+  transmission_queued: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -40,8 +40,10 @@ const FAILURES: Record<number, string> = {
   400: "the request or the document is not valid; `error.details` and `error.violations` say why",
   401: "API-KEY and API-SECRET are missing or not valid",
   404: "no such invoice for this business, or no such route",
+  409: "a request with the same Idempotency-Key is still being processed; retry after `Retry-After` seconds",
   413: "the body is larger than the route accepts",
   415: "the body is not application/json",
+  422: "the Idempotency-Key was used for another request (another body or route); nothing was done",
   429: "too many requests with these credentials; retry after `Retry-After` seconds",
   503: "a transient fault (database or authority); retry after `Retry-After` seconds",
 };
@@ -55,10 +57,14 @@ export function responses(
   description: string,
   failures: readonly number[] = [400, 401, 429, 503],
 ): Record<number, TSchema> {
-  const out: Record<number, TSchema> = { 200: { ...success, description } };
-  for (const status of failures)
-    out[status] = { ...ErrorEnvelope, description: FAILURES[status] ?? "failure" };
-  return out;
+  return { 200: { ...success, description }, ...errorResponses(failures) };
+}
+
+/** The error envelope for each of these statuses, described. */
+export function errorResponses(statuses: readonly number[]): Record<number, TSchema> {
+  return Object.fromEntries(
+    statuses.map((status) => [status, { ...ErrorEnvelope, description: FAILURES[status] ?? "failure" }]),
+  );
 }
 
 /** The spec's action envelope around `data`. */

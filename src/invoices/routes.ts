@@ -3,7 +3,9 @@ import { type TSchema, Type } from "typebox";
 import { action, withWarnings } from "../http/envelope.ts";
 import { EXAMPLES } from "../http/examples.ts";
 import { BATCH_BODY_LIMIT, BATCH_MAX_DOCUMENTS } from "../http/limits.ts";
-import { Action, Empty, responses } from "../http/openapi.ts";
+import { Action, Empty, errorResponses, responses } from "../http/openapi.ts";
+import { IdempotencyHeaders, idempotent, ReplayedHeader } from "../idempotency/hook.ts";
+import type { IdempotencyService } from "../idempotency/service.ts";
 import { PAYMENT_STATUSES } from "../reference/data.ts";
 import type { PaymentService } from "./payment-service.ts";
 import { BatchResult, InvoiceDocument } from "./schema.ts";
@@ -118,11 +120,27 @@ const BY_IRN = [400, 401, 404, 429, 503];
 const checkedByService = { validatorCompiler: () => () => true };
 const invoiceFailure = (handler: string) => ({ handler, failureMessage: "Failed to validate invoice" });
 
+/**
+ * The answers of a route that honours Idempotency-Key: any but a refusal before the work may be a
+ * replay, and a reused key (422) or one still in use (409) join them.
+ */
+function replayable(answers: Record<number, TSchema>): Record<number, TSchema> {
+  return Object.fromEntries(
+    Object.entries({ ...answers, ...errorResponses([409, 422]) }).map(([status, schema]) => [
+      status,
+      [401, 409, 422, 429].includes(Number(status)) ? schema : { ...schema, headers: ReplayedHeader },
+    ]),
+  );
+}
+
 export function invoiceRoutes(deps: {
   invoices: InvoiceService;
   payments: PaymentService;
+  idempotency: Pick<IdempotencyService, "begin" | "complete" | "release">;
 }): FastifyPluginAsyncTypebox {
   const { invoices, payments } = deps;
+  // Signing routes opt in: a retry of a sign whose answer was lost answers what the first did.
+  const keyed = idempotent(deps.idempotency);
   return async (app) => {
     app.post(
       `${PREFIX}/validate`,
@@ -148,13 +166,17 @@ export function invoiceRoutes(deps: {
         schema: {
           summary: "Sign an invoice: registers it under its IRN",
           tags: ["invoices"],
+          headers: IdempotencyHeaders,
           body: DocumentWithExamples,
-          response: responses(
-            Action(Empty, "Invoice signed successfully"),
-            "signed and stored; a 400 `IRN already exists.` when the IRN is registered",
+          response: replayable(
+            responses(
+              Action(Empty, "Invoice signed successfully"),
+              "signed and stored; a 400 `IRN already exists.` when the IRN is registered",
+            ),
           ),
         },
         ...checkedByService,
+        ...keyed,
         config: invoiceFailure("invoice.sign"),
       },
       async (request) => {
@@ -169,13 +191,17 @@ export function invoiceRoutes(deps: {
         schema: {
           summary: "Sign an invoice and transmit it to the tax authority",
           tags: ["invoices"],
+          headers: IdempotencyHeaders,
           body: DocumentWithExamples,
-          response: responses(
-            Action(Empty, "Invoice transmitted successfully!"),
-            "signed and confirmed by the authority; a 503 with Retry-After when it is queued instead",
+          response: replayable(
+            responses(
+              Action(Empty, "Invoice transmitted successfully!"),
+              "signed and confirmed by the authority; a 503 with Retry-After when it is queued instead",
+            ),
           ),
         },
         ...checkedByService,
+        ...keyed,
         config: invoiceFailure("invoice.sign_transmit"),
       },
       async (request) => {
@@ -197,14 +223,18 @@ export function invoiceRoutes(deps: {
               ? "Sign up to 1,000 invoices and queue each for transmission"
               : "Sign up to 1,000 invoices, each on its own",
             tags: ["batch"],
+            headers: IdempotencyHeaders,
             body: BatchBody,
-            response: responses(
-              Action(Type.Array(BatchResult), "Batch processed"),
-              "one result per document, in order",
-              [400, 401, 413, 429, 503],
+            response: replayable(
+              responses(
+                Action(Type.Array(BatchResult), "Batch processed"),
+                "one result per document, in order",
+                [400, 401, 413, 429, 503],
+              ),
             ),
           },
           bodyLimit: BATCH_BODY_LIMIT,
+          ...keyed,
           config: {
             handler: `invoice.${path.replace("/", "_")}`,
             failureMessage: "Failed to validate batch",

@@ -12,6 +12,7 @@ import type { ProductCodes } from "../reference/product-codes.ts";
 import { irnProblem } from "../signing/irn.ts";
 import type { Signature, Signer } from "../signing/signer.ts";
 import type { TransmissionService } from "../transmission/service.ts";
+import { irnExists, sameDocument } from "./duplicates.ts";
 import { amountsOf, type Balance, openingBalance } from "./payments.ts";
 import type { Preparer } from "./preparation-pool.ts";
 import {
@@ -189,12 +190,6 @@ export function invoiceService(deps: {
   }
   type Registered = { row: InvoiceTable; jobId: number | undefined };
 
-  const irnExists = (irn: string) =>
-    new DomainError("irn_exists", {
-      message: "IRN already exists.",
-      details: `IRN '${irn}' is already registered`,
-    });
-
   /**
    * Signs and stores a batch in the caller's transaction with a few multi-row statements: each
    * invoice takes the next link of its business's chain, in submission order. An IRN registered
@@ -323,9 +318,24 @@ export function invoiceService(deps: {
       );
       return { ...registered, document, warnings };
     } catch (err) {
-      // A concurrent batch of another process registered it first (the constraint had the last word).
-      if (isUniqueViolation(err)) throw irnExists(document.irn);
+      // Registered before, or by a concurrent batch of another process (the constraint had the
+      // last word).
+      if (isUniqueViolation(err) || (err instanceof DomainError && err.code === "irn_exists")) {
+        throw await duplicate(principal, document);
+      }
       throw err;
+    }
+  }
+
+  /** `IRN already exists.`, saying so when the business's stored invoice is this very document. */
+  async function duplicate(principal: Principal, document: InvoiceDocument): Promise<DomainError> {
+    try {
+      const row = await invoices.find(document.irn, principal.businessId);
+      const identical = row !== undefined && sameDocument(readDocument(row), document);
+      return irnExists(document.irn, identical ? row.signed_at : undefined);
+    } catch {
+      // The comparison is a courtesy: the IRN is taken whatever it would have found.
+      return irnExists(document.irn);
     }
   }
 
@@ -342,7 +352,7 @@ export function invoiceService(deps: {
     }
     const retryAt = job?.next_attempt_at ? Date.parse(job.next_attempt_at) : Date.now();
     const lastError = job?.last_error ? ` (last attempt: ${job.last_error})` : "";
-    throw new DomainError("unavailable", {
+    throw new DomainError("transmission_queued", {
       message: "Transmission queued",
       details: `the tax authority has not confirmed the invoice yet${lastError}; it is queued and will be retried automatically: check lookup/${irn}`,
       publicMessage: "The invoice is signed and queued for transmission; it will be retried automatically.",

@@ -38,10 +38,15 @@ function sortedCopy(value: unknown): unknown {
  * first whatever their order, so an object holding one goes to the library.
  */
 export function canonicalDocument(document: Record<string, unknown>): string {
+  return canonicalJson(document);
+}
+
+/** RFC 8785 canonical JSON of any parsed JSON value (see `canonicalDocument`). */
+export function canonicalJson(value: unknown): string {
   try {
-    return JSON.stringify(sortedCopy(document));
+    return JSON.stringify(sortedCopy(value));
   } catch (err) {
-    if (err === UNSORTABLE) return canonicalize(document) as string;
+    if (err === UNSORTABLE) return canonicalize(value) as string;
     throw err;
   }
 }

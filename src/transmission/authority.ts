@@ -80,11 +80,17 @@ export function httpAuthority(options: {
     } catch {
       // A body that is not JSON (a proxy's error page) says nothing more than the status.
     }
-    return { status: response.status, envelope };
+    // An upstream of this service's version replays the answer of an earlier attempt with the key.
+    return {
+      status: response.status,
+      envelope,
+      replayed: response.headers.get("idempotent-replayed") === "true",
+    };
   }
 
+  // 409: an earlier attempt with the same key is still being processed there.
   const transient = (status: number) =>
-    status === 401 || status === 403 || status === 408 || status === 429 || status >= 500;
+    status === 401 || status === 403 || status === 408 || status === 409 || status === 429 || status >= 500;
   const describe = (status: number, envelope: Envelope) => {
     const details = (envelope.error as { details?: unknown } | undefined)?.details;
     return `upstream answered ${status} ${envelope.message ?? ""}${typeof details === "string" ? `: ${details}` : ""}`.trim();
@@ -128,8 +134,10 @@ export function httpAuthority(options: {
         delivery.irn,
       );
       if (sent.status === 200) return receipt(delivery.irn, signal);
+      // Registered there before: by an earlier attempt (its answer replayed, or the IRN found taken).
       if (sent.status === 400 && sent.envelope.message === "IRN already exists.")
         return reconcile(delivery, signal);
+      if (sent.status === 503 && sent.replayed) return reconcile(delivery, signal);
       throw new DeliveryError(describe(sent.status, sent.envelope), !transient(sent.status));
     },
   };

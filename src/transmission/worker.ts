@@ -15,13 +15,29 @@ export function createWorker(deps: {
   concurrency: number;
   pollMs: number;
   logger: Pick<FastifyBaseLogger, "info" | "warn" | "error">;
+  /** Periodic upkeep beside the deliveries (pruning expired idempotency keys), one round at a time. */
+  housekeeping?: { everyMs: number; run(): Promise<unknown> };
 }): Worker {
-  const { transmission, concurrency, pollMs, logger } = deps;
+  const { transmission, concurrency, pollMs, logger, housekeeping } = deps;
   const owner = `worker:${os.hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`;
   const running = new Set<Promise<unknown>>();
   let stopping = false;
   let loop: Promise<void> | undefined;
   let wake: (() => void) | undefined;
+  let upkeep: Promise<unknown> | undefined;
+  let upkeepDue = 0;
+
+  /** Starts a round of upkeep when one is due and none runs; deliveries go on meanwhile. */
+  function keepUp(): void {
+    if (!housekeeping || upkeep || Date.now() < upkeepDue) return;
+    upkeepDue = Date.now() + housekeeping.everyMs;
+    upkeep = housekeeping
+      .run()
+      .catch((err: unknown) => logger.warn({ err }, "housekeeping failed; it runs again next round"))
+      .finally(() => {
+        upkeep = undefined;
+      });
+  }
 
   const sleep = (ms: number) =>
     new Promise<void>((resolve) => {
@@ -34,6 +50,7 @@ export function createWorker(deps: {
 
   async function run(): Promise<void> {
     while (!stopping) {
+      keepUp();
       const free = concurrency - running.size;
       let claimed = 0;
       if (free > 0) {
@@ -76,7 +93,7 @@ export function createWorker(deps: {
       stopping = true;
       wake?.();
       await loop;
-      await Promise.allSettled([...running]);
+      await Promise.allSettled([...running, upkeep]);
       const released = await transmission.release(owner);
       logger.info({ owner, released }, "outbox worker stopped");
     },

@@ -36,7 +36,7 @@ test(`typed client on ${ENGINE}: validate, sign, transmit and look up against a 
   assert.equal(refused.error?.message, "Unauthorized");
 });
 
-test("retries: 429 and 503 are sent again after their Retry-After; a sign-transmit 503 is not", async (t) => {
+test("retries: 429, 409 and 503 are sent again after their Retry-After; a sign-transmit 503 is not", async (t) => {
   // A peer that refuses each path's first request, then answers it.
   const seen = new Map<string, number>();
   const server = http.createServer((req, res) => {
@@ -45,7 +45,7 @@ test("retries: 429 and 503 are sent again after their Retry-After; a sign-transm
     req.resume();
     req.on("end", () => {
       if (n === 1) {
-        const status = req.url?.includes("busy") ? 429 : 503;
+        const status = req.url?.includes("busy") ? 429 : req.url?.includes("in-progress") ? 409 : 503;
         res.writeHead(status, { "retry-after": "1", "content-type": "application/json" }).end("{}");
       } else {
         res.writeHead(200, { "content-type": "application/json" }).end(`{"attempt":${n}}`);
@@ -64,6 +64,9 @@ test("retries: 429 and 503 are sent again after their Retry-After; a sign-transm
   assert.ok(Date.now() - started >= 950, "waited for Retry-After");
   const unavailable = await send(new Request(`${base}/api/v1/einvoice/lookup/X`));
   assert.deepEqual(await unavailable.json(), { attempt: 2 });
+  // An earlier attempt with the same Idempotency-Key still runs: ask again after Retry-After.
+  const inProgress = await send(new Request(`${base}/in-progress`, { method: "POST", body: "{}" }));
+  assert.deepEqual(await inProgress.json(), { attempt: 2 });
   // Signed and queued: sending it again would only meet "IRN already exists.".
   const queued = await send(
     new Request(`${base}/api/v1/einvoice/sign-transmit`, { method: "POST", body: "{}" }),
@@ -76,6 +79,62 @@ test("retries: 429 and 503 are sent again after their Retry-After; a sign-transm
     429,
     "a wait longer than allowed is not made",
   );
+});
+
+test(`the client on ${ENGINE} signs with an Idempotency-Key, so a sign whose answer was lost is sent again safely`, async (t) => {
+  const { ctx, url } = await listen(t);
+  const a = await tenant(ctx);
+  // The first attempt reaches the server and is processed, but its answer never arrives.
+  let attempts = 0;
+  const losingFirstAnswer = async (request: string | URL | Request) => {
+    attempts += 1;
+    const response = await fetch(request);
+    if (attempts > 1) return response;
+    await response.arrayBuffer();
+    throw new TypeError("fetch failed");
+  };
+  const api = einvoiceClient({
+    baseUrl: url,
+    apiKey: a.api_key,
+    apiSecret: a.api_secret,
+    fetch: losingFirstAnswer,
+  });
+  const invoice = freshInvoice(a);
+  const signed = await api.POST("/api/v1/einvoice/sign", { body: invoice as never });
+  assert.equal(attempts, 2);
+  assert.equal(signed.response.status, 200);
+  assert.equal(signed.data?.message, "Invoice signed successfully");
+  assert.equal(signed.response.headers.get("idempotent-replayed"), "true", "the first attempt's answer");
+  const keys = await ctx.db.selectFrom("idempotency_keys").select("idempotency_key").execute();
+  assert.equal(keys.length, 1);
+  assert.match(keys[0]?.idempotency_key ?? "", /^[0-9a-f-]{36}$/);
+
+  // The caller's own key is kept; requests that are not signs carry none.
+  const mine = await api.POST("/api/v1/einvoice/batch/sign", {
+    body: { invoices: [freshInvoice(a)] },
+    params: { header: { "idempotency-key": "erp-batch-2026-11-22" } },
+  });
+  assert.equal(mine.response.status, 200);
+  const stored = await ctx.db.selectFrom("idempotency_keys").select("idempotency_key").execute();
+  assert.deepEqual(
+    stored.map((k) => k.idempotency_key).sort(),
+    ["erp-batch-2026-11-22", keys[0]?.idempotency_key].sort(),
+  );
+  await api.POST("/api/v1/einvoice/validate", { body: freshInvoice(a) as never });
+  assert.equal((await ctx.db.selectFrom("idempotency_keys").select("idempotency_key").execute()).length, 2);
+  // Without a key, a lost answer is not sent again: the caller decides.
+  attempts = 0;
+  await assert.rejects(
+    retryingFetch({ fetch: losingFirstAnswer })(
+      new Request(`${url}/api/v1/einvoice/validate`, {
+        method: "POST",
+        headers: { ...a.headers, "content-type": "application/json" },
+        body: JSON.stringify(freshInvoice(a)),
+      }),
+    ),
+    /fetch failed/,
+  );
+  assert.equal(attempts, 1);
 });
 
 test("client/schema.d.ts is generated from the committed openapi.json (run `npm run openapi`)", async () => {

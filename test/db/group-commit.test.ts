@@ -176,3 +176,45 @@ test("a SQLite writer waiting for another process's write lock keeps serving: th
   clearInterval(ticker);
   assert.deepEqual(other.prepare("select id from probe").all(), [{ id: "after the lock" }]);
 });
+
+test(`a write that need not reach the disk at once (flush: false) on ${ENGINE} commits, and every later write is flushed again`, async (t) => {
+  const { ctx } = await build(t);
+  await sql`create table probe (id text primary key)`.execute(ctx.db);
+  const level = async () =>
+    ENGINE === "sqlite"
+      ? (await sql<{ synchronous: number }>`pragma synchronous`.execute(ctx.db)).rows[0]?.synchronous
+      : (await sql<{ synchronous_commit: string }>`show synchronous_commit`.execute(ctx.db)).rows[0]
+          ?.synchronous_commit;
+  const durable = await level();
+  assert.equal(durable, ENGINE === "sqlite" ? 2 : "on", "FULL / on");
+
+  const inside = await writeTransaction(
+    ctx.db,
+    async (tx) => {
+      await tx
+        .insertInto("probe" as never)
+        .values({ id: "a" } as never)
+        .execute();
+      return ENGINE === "sqlite"
+        ? undefined
+        : (await sql<{ synchronous_commit: string }>`show synchronous_commit`.execute(tx)).rows[0]
+            ?.synchronous_commit;
+    },
+    { flush: false },
+  );
+  if (ENGINE === "postgres") assert.equal(inside, "off", "for that transaction only");
+  assert.equal(await level(), durable);
+  await assert.rejects(
+    writeTransaction(
+      ctx.db,
+      async () => {
+        throw new Error("the work fails");
+      },
+      { flush: false },
+    ),
+    /the work fails/,
+  );
+  assert.equal(await level(), durable, "restored after a failure too");
+  const rows = await sql<{ id: string }>`select id from probe`.execute(ctx.db);
+  assert.deepEqual(rows.rows, [{ id: "a" }]);
+});

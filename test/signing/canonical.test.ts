@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import { test } from "node:test";
 import canonicalize from "canonicalize";
 import fc from "fast-check";
+import { fingerprint } from "../../src/idempotency/fingerprint.ts";
 import { canonicalDocument, signedPayload } from "../../src/signing/signer.ts";
 import { fixture } from "../helpers.ts";
 
@@ -63,5 +65,31 @@ test("the signed payload is RFC 8785 of exactly the signed fields", () => {
       },
     ),
     { numRuns: 1000 },
+  );
+});
+
+test("an Idempotency-Key's body fingerprint is SHA-256 of the reference RFC 8785 form, fed piecewise", async () => {
+  const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
+  const batch = {
+    invoices: Array.from({ length: 150 }, (_, i) => ({ ...fixture("invoice-full", who), irn: `N${i}` })),
+  };
+  assert.equal(await fingerprint(batch), sha256(canonicalize(batch) as string));
+  // Key order and whitespace do not matter; any change of a value does.
+  const reordered = JSON.parse(
+    JSON.stringify(Object.fromEntries(Object.entries(fixture("invoice-full", who)).reverse()), null, 2),
+  );
+  assert.equal(await fingerprint(reordered), await fingerprint(fixture("invoice-full", who)));
+  assert.notEqual(await fingerprint({ ...reordered, note: "x" }), await fingerprint(reordered));
+  await fc.assert(
+    fc.asyncProperty(
+      json.value,
+      fc.array(json.value, { minLength: 60, maxLength: 140 }),
+      async (value, many) => {
+        assert.equal(await fingerprint(value), sha256(canonicalize(value) as string));
+        const nested = { a: many, b: [many] };
+        assert.equal(await fingerprint(nested), sha256(canonicalize(nested) as string));
+      },
+    ),
+    { numRuns: 300 },
   );
 });

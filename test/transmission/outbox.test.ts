@@ -5,7 +5,7 @@ import type { AddressInfo } from "node:net";
 import { test } from "node:test";
 import type { Context } from "../../src/main.ts";
 import { freePort } from "../cli/run.ts";
-import { build, eventually, freshInvoice, type Json, tenant } from "../helpers.ts";
+import { build, eventually, freshInvoice, type Json, listen, tenant } from "../helpers.ts";
 import { FAST, pair } from "./pair.ts";
 import { faulty, proxy } from "./proxy.ts";
 
@@ -318,6 +318,67 @@ test("a refusal by the authority is final: TRANSMISSION_FAILED at once; a later 
     await authority.app.inject({ url: `${API}/lookup/${String(same.irn)}`, headers: upstream.headers })
   ).json().data;
   assert.equal(there.status, "TRANSMITTED", "the gateway had the upstream transmit its copy");
+});
+
+test("behind a gateway, an upstream that replays its queued 503 for the IRN's Idempotency-Key is reconciled: TRANSMITTED once", async (t) => {
+  // gateway → upstream → authority, the authority down at first: the upstream answers the gateway's
+  // sign-transmit with a queued 503, and replays it to every retry with the same key (the IRN).
+  const authority = await build(t);
+  const authorityPort = await freePort();
+  const business = await tenant(authority.ctx);
+  const upstream = await listen(t, {
+    ...FAST,
+    EINVOICE_AUTHORITY: "http",
+    EINVOICE_AUTHORITY_URL: `http://127.0.0.1:${authorityPort}`,
+    EINVOICE_AUTHORITY_API_KEY: business.api_key,
+    EINVOICE_AUTHORITY_API_SECRET: business.api_secret,
+    EINVOICE_TRANSMIT_WAIT_MS: "200",
+    EINVOICE_DELIVERY_TIMEOUT_MS: "200",
+  });
+  const there = await tenant(upstream.ctx, { id: business.business_id, serviceId: business.service_id });
+  const gateway = await build(t, {
+    ...FAST,
+    EINVOICE_AUTHORITY: "http",
+    EINVOICE_AUTHORITY_URL: upstream.url,
+    EINVOICE_AUTHORITY_API_KEY: there.api_key,
+    EINVOICE_AUTHORITY_API_SECRET: there.api_secret,
+    EINVOICE_TRANSMIT_WAIT_MS: "100",
+    EINVOICE_DELIVERY_TIMEOUT_MS: "3000",
+  });
+  const here = await tenant(gateway.ctx, { id: business.business_id, serviceId: business.service_id });
+  const invoice = freshInvoice(here, "invoice-minimal");
+  const irn = String(invoice.irn);
+  const res = await gateway.app.inject({
+    method: "POST",
+    url: `${API}/sign-transmit`,
+    headers: here.headers,
+    payload: invoice,
+  });
+  assert.equal(res.statusCode, 503, res.body);
+  gateway.startWorker();
+  const lookup = async (at: typeof gateway, who: typeof here) =>
+    (await at.app.inject({ url: `${API}/lookup/${irn}`, headers: who.headers })).json().data;
+  await eventually(
+    async () => (await lookup(gateway, here)).attempts.length >= 3,
+    10_000,
+    "several attempts while the authority is down",
+  );
+  const replayed = await upstream.ctx.db
+    .selectFrom("idempotency_keys")
+    .select(["idempotency_key", "status"])
+    .execute();
+  assert.deepEqual(replayed, [{ idempotency_key: irn, status: 503 }], "the upstream kept its queued answer");
+
+  await authority.app.listen({ port: authorityPort, host: "127.0.0.1" });
+  await eventually(
+    async () => (await lookup(gateway, here)).status === "TRANSMITTED",
+    15_000,
+    "the gateway's invoice TRANSMITTED",
+  );
+  assert.equal((await lookup(upstream, there)).status, "TRANSMITTED");
+  const held = (await authority.app.inject({ url: `${API}/${irn}`, headers: business.headers })).json().data;
+  assert.equal(held.status, "TRANSMITTED");
+  assert.equal((held.history as { type: string }[]).filter((e) => e.type === "signed").length, 1);
 });
 
 test("outbox status and /metrics report jobs by kind and state", async (t) => {

@@ -39,7 +39,13 @@ export async function proxy(t: TestContext, port: number, target: number, decide
               const parts: Buffer[] = [];
               up.on("data", (c: Buffer) => parts.push(c));
               up.on("end", () => {
-                if (req.method === "POST" && req.url?.endsWith("/sign-transmit") && up.statusCode === 200) {
+                // A replay (the answer of an earlier attempt with the same Idempotency-Key) accepts nothing.
+                if (
+                  req.method === "POST" &&
+                  req.url?.endsWith("/sign-transmit") &&
+                  up.statusCode === 200 &&
+                  up.headers["idempotent-replayed"] !== "true"
+                ) {
                   const irn = String(req.headers["idempotency-key"]);
                   accepted.set(irn, (accepted.get(irn) ?? 0) + 1);
                 }

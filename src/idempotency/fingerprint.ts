@@ -1,0 +1,39 @@
+import { createHash } from "node:crypto";
+import { canonicalJson } from "../signing/signer.ts";
+
+/** Array items hashed between two turns of the event loop. */
+const ITEMS_PER_TURN = 64;
+
+/**
+ * Hex SHA-256 of the RFC 8785 form of a request body: the same for the same JSON whatever its key
+ * order or whitespace. The form goes to the hash piecewise, down to the items of the body's arrays,
+ * with a turn of the event loop every 64 items: a batch of 1,000 full invoices takes about 100 ms to
+ * canonicalize, which in one piece would hold up every other request of the process.
+ */
+export async function fingerprint(body: unknown): Promise<string> {
+  const hash = createHash("sha256");
+  let items = 0;
+  async function feed(value: unknown, depth: number): Promise<void> {
+    if (depth >= 2 || typeof value !== "object" || value === null) {
+      hash.update(canonicalJson(value));
+    } else if (Array.isArray(value)) {
+      hash.update("[");
+      for (const [index, item] of value.entries()) {
+        if (index > 0) hash.update(",");
+        await feed(item, depth + 1);
+        if (++items % ITEMS_PER_TURN === 0) await new Promise((resolve) => setImmediate(resolve));
+      }
+      hash.update("]");
+    } else {
+      hash.update("{");
+      // RFC 8785 orders keys by UTF-16 code units, which is what sort() compares.
+      for (const [index, key] of Object.keys(value).sort().entries()) {
+        hash.update(`${index > 0 ? "," : ""}${JSON.stringify(key)}:`);
+        await feed((value as Record<string, unknown>)[key], depth + 1);
+      }
+      hash.update("}");
+    }
+  }
+  await feed(body, 0);
+  return hash.digest("hex");
+}

@@ -1,0 +1,149 @@
+import type { FastifyReply, FastifyRequest } from "fastify";
+import { Type } from "typebox";
+import { DomainError } from "../http/errors.ts";
+import { fingerprint } from "./fingerprint.ts";
+import type { Claim, IdempotencyService } from "./service.ts";
+
+export const IDEMPOTENCY_HEADER = "idempotency-key";
+export const REPLAYED_HEADER = "idempotent-replayed";
+const KEY = /^[\x20-\x7E]+$/;
+const MAX_KEY_LENGTH = 255;
+/**
+ * The largest answer kept for replay (a batch of 1,000 signed invoices answers about 100 kB; one of
+ * 1,000 invalid invoices, each with its violations, a few MB). A larger one is not kept: its retry
+ * runs afresh, and finds the invoices it signed registered.
+ */
+const MAX_STORED_BODY = 4 * 1024 * 1024;
+
+/** For the route schemas: the request header (checked by the hook itself) and the replay header. */
+export const IdempotencyHeaders = Type.Object({
+  [IDEMPOTENCY_HEADER]: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: MAX_KEY_LENGTH,
+      pattern: KEY.source,
+      description:
+        "makes a retry safe: the same key with the same body within 24 hours answers what the first request answered (status and body, with `Idempotent-Replayed: true`) instead of doing it again; 1 to 255 printable ASCII characters, e.g. a UUID",
+    }),
+  ),
+});
+export const ReplayedHeader = {
+  "Idempotent-Replayed": {
+    type: "string",
+    enum: ["true"],
+    description: "present on an answer replayed for a repeated Idempotency-Key",
+  },
+};
+
+/**
+ * Whether an answer is the outcome of the request, to replay to its retries. Refusals before any
+ * work (credentials, rate limit, timeout) and server failures are not: a retry must run afresh. The
+ * queued answer of sign-transmit is, although a 503: the invoice is signed, and a retry must hear so.
+ */
+function isOutcome(status: number, error: unknown): boolean {
+  if (status === 401 || status === 408 || status === 429) return false;
+  if (status < 500) return true;
+  return error instanceof DomainError && error.code === "transmission_queued";
+}
+
+function keyProblem(key: string): string | undefined {
+  if (key.length > MAX_KEY_LENGTH) return `is ${key.length} characters long; at most ${MAX_KEY_LENGTH}`;
+  if (key.length === 0) return "is empty";
+  if (!KEY.test(key)) return "holds a character that is not printable ASCII";
+  return undefined;
+}
+
+/**
+ * Route options that make a route honour Idempotency-Key: spread into the options of each route
+ * that opts in. The key is claimed before the body is validated, so a request refused as invalid
+ * is answered the same way when repeated.
+ */
+export function idempotent(idempotency: Pick<IdempotencyService, "begin" | "complete" | "release">) {
+  type Held = { claim: Claim; error?: unknown };
+  const held = new WeakMap<FastifyRequest, Held>();
+
+  return {
+    async preValidation(request: FastifyRequest, reply: FastifyReply) {
+      const raw = request.headers[IDEMPOTENCY_HEADER];
+      if (raw === undefined) return;
+      const key = Array.isArray(raw) ? raw.join(", ") : raw;
+      const problem = keyProblem(key);
+      if (problem) {
+        throw new DomainError("bad_request", {
+          message: request.routeOptions.config?.failureMessage ?? "Invalid request",
+          details: `the Idempotency-Key header ${problem}`,
+          violations: [
+            {
+              path: `headers.${IDEMPOTENCY_HEADER}`,
+              rule: "idempotency_key",
+              message: `must be 1 to ${MAX_KEY_LENGTH} printable ASCII characters`,
+            },
+          ],
+        });
+      }
+      // The connection closing before the answer: the client gave up (and may be retrying).
+      const gone = new AbortController();
+      const away = () => gone.abort();
+      reply.raw.once("close", away);
+      const begun = await idempotency
+        .begin(
+          {
+            businessId: request.principal.businessId,
+            key,
+            route: `${request.method} ${request.routeOptions.url}`,
+            fingerprint: await fingerprint(request.body),
+          },
+          gone.signal,
+        )
+        .finally(() => reply.raw.off("close", away));
+      if (begun.kind === "claimed") {
+        held.set(request, { claim: begun.claim });
+        return;
+      }
+      const { status, body, retryAfter } = begun.answer;
+      if (retryAfter !== null) void reply.header("retry-after", String(retryAfter));
+      // Returning the reply ends the request here: the route's handler does not run.
+      return reply
+        .header(REPLAYED_HEADER, "true")
+        .code(status)
+        .type("application/json; charset=utf-8")
+        .send(body);
+    },
+
+    async onError(request: FastifyRequest, _reply: FastifyReply, error: unknown) {
+      const holding = held.get(request);
+      if (holding) holding.error = error;
+    },
+
+    /** Stores the answer before it leaves: a retry that follows it finds it. */
+    async onSend(request: FastifyRequest, reply: FastifyReply, payload: unknown) {
+      const holding = held.get(request);
+      if (!holding) return payload;
+      held.delete(request);
+      const { claim, error } = holding;
+      try {
+        const body =
+          typeof payload === "string" ? payload : Buffer.isBuffer(payload) ? payload.toString() : null;
+        if (
+          body !== null &&
+          Buffer.byteLength(body) <= MAX_STORED_BODY &&
+          isOutcome(reply.statusCode, error)
+        ) {
+          const retryAfter = Number(reply.getHeader("retry-after"));
+          await idempotency.complete(claim, {
+            status: reply.statusCode,
+            body,
+            retryAfter: Number.isInteger(retryAfter) ? retryAfter : null,
+          });
+        } else {
+          await idempotency.release(claim);
+        }
+      } catch (err) {
+        // The answer goes out all the same; a key left claimed is taken over once it is stale.
+        request.log.warn({ err, key: claim.key }, "storing the answer of an Idempotency-Key failed");
+        await idempotency.release(claim).catch(() => {});
+      }
+      return payload;
+    },
+  };
+}
