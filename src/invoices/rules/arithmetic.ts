@@ -1,7 +1,7 @@
 import type { Violation } from "../../http/errors.ts";
 import { TAX_CATEGORIES } from "../../reference/data.ts";
 import { currencyDigits, disagreement, round, show } from "./money.ts";
-import { asArray, entries, isObject, num, type Rule } from "./types.ts";
+import { asArray, entries, isObject, lineBase, num, type Rule } from "./types.ts";
 
 /** Tax categories whose reference percent is a number (STANDARD_VAT 7.5, ZERO_VAT 0.0, …). */
 const FIXED_RATES = new Map(
@@ -56,12 +56,9 @@ export const arithmetic: Rule = {
 
     const lines = entries(doc.invoice_line, "invoice_line");
     for (const [line, at] of lines) {
-      const price = isObject(line.price) ? line.price : {};
-      const quantity = num(line.invoiced_quantity);
-      const unit = num(price.price_amount);
-      const per = price.base_quantity === undefined ? 1 : num(price.base_quantity);
-      if (quantity === undefined || unit === undefined || per === undefined || per === 0) continue;
-      const gross = (quantity * unit) / per;
+      const base = lineBase(line);
+      if (!base) continue;
+      const { quantity, unit, per, gross } = base;
       const discount = adjustment(line.discount_amount, line.discount_rate, gross);
       const fee = adjustment(line.fee_amount, line.fee_rate, gross);
       if (discount === undefined || fee === undefined) continue;

@@ -1,6 +1,6 @@
 import type { Violation } from "../../http/errors.ts";
 import { agrees, currencyDigits, round, show } from "./money.ts";
-import { entries, isObject, num, type Rule } from "./types.ts";
+import { entries, lineBase, num, type Rule } from "./types.ts";
 
 /**
  * A line that gives both a discount (or fee) amount and its rate should say the same thing twice.
@@ -14,12 +14,8 @@ export const rates: Rule = {
     const out: Violation[] = [];
     const places = currencyDigits(doc.document_currency_code);
     for (const [line, at] of entries(doc.invoice_line, "invoice_line")) {
-      const price = isObject(line.price) ? line.price : {};
-      const quantity = num(line.invoiced_quantity);
-      const unit = num(price.price_amount);
-      const per = price.base_quantity === undefined ? 1 : num(price.base_quantity);
-      if (quantity === undefined || unit === undefined || per === undefined || per === 0) continue;
-      const gross = (quantity * unit) / per;
+      const gross = lineBase(line)?.gross;
+      if (gross === undefined) continue;
       for (const kind of ["discount", "fee"] as const) {
         const given = num(line[`${kind}_amount`]);
         const percent = num(line[`${kind}_rate`]);

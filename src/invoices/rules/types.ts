@@ -33,3 +33,16 @@ export function entries(value: unknown, path: string): [Record<string, unknown>,
 export const num = (v: unknown): number | undefined =>
   typeof v === "number" && Number.isFinite(v) ? v : undefined;
 export const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
+
+/**
+ * A line's quantity, unit price, price base quantity (1 when absent) and the gross amount they give,
+ * before discount and fee; undefined when one of them is not a usable number.
+ */
+export function lineBase(line: Record<string, unknown>) {
+  const price = isObject(line.price) ? line.price : {};
+  const quantity = num(line.invoiced_quantity);
+  const unit = num(price.price_amount);
+  const per = price.base_quantity === undefined ? 1 : num(price.base_quantity);
+  if (quantity === undefined || unit === undefined || per === undefined || per === 0) return undefined;
+  return { quantity, unit, per, gross: (quantity * unit) / per };
+}
