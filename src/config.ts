@@ -65,6 +65,8 @@ const Env = Type.Object({
   EINVOICE_LEASE_MS: Type.Integer({ minimum: 100, maximum: 3_600_000, default: 60_000 }),
   /** How long a request waits for another one with the same Idempotency-Key before a 409. */
   EINVOICE_IDEMPOTENCY_WAIT_MS: Type.Integer({ minimum: 0, maximum: 600_000, default: 30_000 }),
+  /** A supplier TIN other than the signing business's registered TIN: `off` warns, `on` refuses. */
+  EINVOICE_STRICT_SUPPLIER: Type.Union([Type.Literal("on"), Type.Literal("off")], { default: "off" }),
 });
 
 export type Config = {
@@ -85,6 +87,7 @@ export type Config = {
   rateLimitPerMin: number;
   requestTimeoutMs: number;
   idempotencyWaitMs: number;
+  strictSupplier: boolean;
   /** Fastify's `trustProxy`: which proxies' X-Forwarded-* headers to believe. */
   trustProxy: boolean | string;
   authority: { kind: "builtin" } | { kind: "http"; url: string; apiKey: string; apiSecret: string };
@@ -147,6 +150,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       parsed.EINVOICE_RATE_LIMIT_PER_MIN ?? (parsed.EINVOICE_MODE === "production" ? 6000 : 1_000_000),
     requestTimeoutMs: parsed.EINVOICE_REQUEST_TIMEOUT_MS,
     idempotencyWaitMs: parsed.EINVOICE_IDEMPOTENCY_WAIT_MS,
+    strictSupplier: parsed.EINVOICE_STRICT_SUPPLIER === "on",
     trustProxy: trustProxyOf(parsed.EINVOICE_TRUST_PROXY),
     authority: authorityOf(parsed),
     outbox: {

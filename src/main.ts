@@ -131,6 +131,7 @@ export async function createContext(config: Config) {
     products: knownProducts,
     transmission,
     transmitWaitMs: config.outbox.transmitWaitMs,
+    strictSupplier: config.strictSupplier,
     onSigned: counters.signed,
   });
   const payments = paymentService({ db, invoices: invoicesRepo, transmission });
@@ -245,7 +246,7 @@ export async function seedSandbox(
       : undefined;
     return credentials ? { created: false, credentials, file } : { created: false, file };
   }
-  const business = await ctx.businesses.add({ name: "Demo Trading Ltd", tin: "12345678-0001" }, "sandbox");
+  const business = await ctx.businesses.add({ name: "Demo Trading Ltd", tin: "20198222-0002" }, "sandbox");
   const key = await ctx.businesses.createKey(business.business_id, "sandbox");
   const credentials = {
     business_id: business.business_id,

@@ -10,6 +10,7 @@ import { createAjv } from "./ajv.ts";
 import { health } from "./envelope.ts";
 import { fromFrameworkError, routeNotFound, sendError, unauthorized } from "./error-mapper.ts";
 import { DomainError } from "./errors.ts";
+import { useBoundedJsonParser } from "./json-body.ts";
 import { BODY_LIMIT } from "./limits.ts";
 import type { ServiceMetrics } from "./metrics.ts";
 import { ErrorEnvelope, responses } from "./openapi.ts";
@@ -54,47 +55,6 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const nulRefused = (details: string) =>
   new DomainError("bad_request", { message: "Invalid request", details });
 
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-
-/** True when any string or key in a parsed JSON value holds an unpaired surrogate. */
-function hasLoneSurrogate(value: unknown): boolean {
-  if (typeof value === "string") return LONE_SURROGATE.test(value);
-  if (Array.isArray(value)) return value.some(hasLoneSurrogate);
-  if (typeof value === "object" && value !== null) {
-    return Object.entries(value).some(([k, v]) => LONE_SURROGATE.test(k) || hasLoneSurrogate(v));
-  }
-  return false;
-}
-
-/** True when any number in a parsed JSON value is infinite. */
-function hasNonFinite(value: unknown): boolean {
-  if (typeof value === "number") return !Number.isFinite(value);
-  if (Array.isArray(value)) return value.some(hasNonFinite);
-  if (typeof value === "object" && value !== null) return Object.values(value).some(hasNonFinite);
-  return false;
-}
-
-/** Far deeper than any invoice (about 5 levels), far shallower than what exhausts the parser's stack. */
-const MAX_JSON_DEPTH = 64;
-
-/** The deepest nesting of arrays and objects in JSON text, counted without parsing it. */
-export function jsonDepth(text: string): number {
-  let depth = 0;
-  let deepest = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 92)
-        i++; // backslash: skip the escaped character
-      else if (c === 34) inString = false;
-    } else if (c === 34) inString = true;
-    else if (c === 123 || c === 91) deepest = Math.max(deepest, ++depth);
-    else if (c === 125 || c === 93) depth--;
-  }
-  return deepest;
-}
-
 /** Where the interactive documentation lives. */
 const DOCS = "/docs";
 
@@ -130,56 +90,8 @@ export async function buildApp(deps: AppDeps) {
   // Every body of this API is JSON; anything else is a 415, not a string the schema then rejects.
   app.removeContentTypeParser("text/plain");
 
-  // Text columns cannot hold the NUL character (PostgreSQL refuses it), and no field of this API has
-  // a use for it: refuse it at the door, where the answer can say so, instead of deep in a query.
-  const parseJson = app.getDefaultJsonParser("error", "error");
-  app.removeContentTypeParser("application/json");
-  app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
-    if (jsonDepth(body as string) > MAX_JSON_DEPTH) {
-      done(
-        new DomainError("bad_request", {
-          message: "Invalid request",
-          details: `the request body nests deeper than ${MAX_JSON_DEPTH} levels`,
-        }),
-        undefined,
-      );
-      return;
-    }
-    if ((body as string).includes("\\u0000")) {
-      done(
-        nulRefused("the request body contains a NUL character (\\u0000), which no field accepts"),
-        undefined,
-      );
-      return;
-    }
-    parseJson(request, body as string, (err, parsed) => {
-      // An escaped lone surrogate (`\ud800`) parses into a string that is not Unicode text: no
-      // field can store, sign or canonicalize it, so it is refused here with a reason.
-      if (!err && /\\u[dD][89a-fA-F]/.test(body as string) && hasLoneSurrogate(parsed)) {
-        done(
-          new DomainError("bad_request", {
-            message: "Invalid request",
-            details:
-              "the request body contains a lone UTF-16 surrogate (an unpaired \\ud800-\\udfff escape); text must be valid Unicode",
-          }),
-          undefined,
-        );
-        return;
-      }
-      // A number literal beyond the double range parses to Infinity, which no JSON can carry back.
-      if (!err && /\d{309}|[eE]\+?\d{3}/.test(body as string) && hasNonFinite(parsed)) {
-        done(
-          new DomainError("bad_request", {
-            message: "Invalid request",
-            details: "the request body contains a number too large to represent (beyond ±1.8e308)",
-          }),
-          undefined,
-        );
-        return;
-      }
-      done(err, parsed);
-    });
-  });
+  // Bodies are measured before they are parsed (nesting, objects, values) and checked after.
+  useBoundedJsonParser(app);
 
   // The route schemas describe the API (OpenAPI 3.1 at /openapi.json); answers are serialized as
   // built, so a documented response schema can never drop or reshape a field.

@@ -1,4 +1,4 @@
-import type { Violation } from "./errors.ts";
+import { capViolations, type Violation } from "./errors.ts";
 
 /** Success envelopes exactly as the spec defines them; error envelopes live in the error mapper. */
 
@@ -18,10 +18,17 @@ export function health() {
   return { code: 200 as const, data: null, message: "API is healthy" };
 }
 
-/** Warnings ride beside the spec's fields, so `data` stays exactly as the spec says. */
+/**
+ * Warnings ride beside the spec's fields, so `data` stays exactly as the spec says; past
+ * MAX_VIOLATIONS, the answer lists the first and counts them all.
+ */
 export function withWarnings<T extends object>(
   body: T,
   warnings: readonly Violation[],
-): T | (T & { warnings: Violation[] }) {
-  return warnings.length > 0 ? { ...body, warnings: [...warnings] } : body;
+): T | (T & { warnings: Violation[]; warnings_truncated?: true; warnings_total?: number }) {
+  if (warnings.length === 0) return body;
+  const { shown, total } = capViolations(warnings);
+  return total > shown.length
+    ? { ...body, warnings: shown, warnings_truncated: true as const, warnings_total: total }
+    : { ...body, warnings: shown };
 }

@@ -42,6 +42,11 @@ export function toErrorBody(err: DomainError, handler: string): ErrorBody {
           details: err.details,
           public_message: err.publicMessage ?? err.details,
           ...(err.violations ? { violations: err.violations } : {}),
+          ...(err.violations &&
+          err.violationsTotal !== undefined &&
+          err.violationsTotal > err.violations.length
+            ? { violations_truncated: true, violations_total: err.violationsTotal }
+            : {}),
         },
         timestamp,
       };

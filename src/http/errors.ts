@@ -36,6 +36,17 @@ export const ERROR_STATUS = {
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
 
+/**
+ * The most violations (or warnings) one answer lists: a document of 10,000 empty lines has 70,000,
+ * and no one reads past the first few hundred. The answer says how many there were in all.
+ */
+export const MAX_VIOLATIONS = 200;
+
+/** The first MAX_VIOLATIONS of a list, and how many the list held. */
+export function capViolations(list: readonly Violation[]): { shown: Violation[]; total: number } {
+  return { shown: list.slice(0, MAX_VIOLATIONS), total: list.length };
+}
+
 export type DomainErrorOptions = {
   /** The envelope's `message`, fixed by the spec for each operation. */
   message: string;
@@ -43,6 +54,8 @@ export type DomainErrorOptions = {
   details: string;
   publicMessage?: string;
   violations?: Violation[];
+  /** How many violations were found, when `violations` lists only the first of them. */
+  violationsTotal?: number;
   /** Seconds, for 429 and 503. */
   retryAfter?: number;
 };
@@ -53,6 +66,7 @@ export class DomainError extends Error {
   readonly details: string;
   readonly publicMessage: string | undefined;
   readonly violations: Violation[] | undefined;
+  readonly violationsTotal: number | undefined;
   readonly retryAfter: number | undefined;
 
   constructor(code: ErrorCode, options: DomainErrorOptions) {
@@ -62,6 +76,7 @@ export class DomainError extends Error {
     this.details = options.details;
     this.publicMessage = options.publicMessage;
     this.violations = options.violations;
+    this.violationsTotal = options.violationsTotal;
     this.retryAfter = options.retryAfter;
   }
 }
@@ -138,7 +153,10 @@ export function schemaViolations(errors: readonly AjvLikeError[], root = ""): Vi
     seen.add(key);
     out.push({ path: path || "(body)", rule, message });
   }
-  return out;
+  // A field with a format also has the format's length (a date's 10 characters): a text too long
+  // for it is reported once, as not of the format.
+  const formatted = new Set(out.filter((v) => v.rule === "format").map((v) => v.path));
+  return formatted.size === 0 ? out : out.filter((v) => v.rule !== "maxLength" || !formatted.has(v.path));
 }
 
 function article(type: string): string {

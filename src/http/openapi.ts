@@ -26,7 +26,14 @@ export const ErrorEnvelope = Type.Object(
               actual: Type.Optional(Type.Unknown()),
               related: Type.Optional(Type.Array(Type.String())),
             }),
+            { description: "the first 200 violations" },
           ),
+        ),
+        violations_truncated: Type.Optional(
+          Type.Literal(true, { description: "present when more than 200 violations were found" }),
+        ),
+        violations_total: Type.Optional(
+          Type.Integer({ description: "how many violations were found, when more than 200" }),
         ),
       }),
       Empty,
@@ -75,8 +82,12 @@ export const Action = (data: TSchema, message: string) =>
     message: Type.String({ examples: [message] }),
     data,
     warnings: Type.Optional(
-      Type.Array(Type.Unknown(), { description: "findings that did not block the request" }),
+      Type.Array(Type.Unknown(), { description: "findings that did not block the request (the first 200)" }),
     ),
+    warnings_truncated: Type.Optional(
+      Type.Literal(true, { description: "present when more than 200 warnings were found" }),
+    ),
+    warnings_total: Type.Optional(Type.Integer({ description: "how many warnings, when more than 200" })),
   });
 
 export const ReferenceEnvelope = (record: TSchema) =>

@@ -7,8 +7,11 @@ import { type Static, Type } from "typebox";
  * know, and rejecting them would break them.
  */
 
+/** Lines in one invoice document. */
+export const MAX_LINES = 10_000;
+
 const Text = (maxLength = 500) => Type.String({ minLength: 1, maxLength });
-const DateText = Type.String({ format: "date", description: "YYYY-MM-DD" });
+const DateText = Type.String({ format: "date", maxLength: 10, description: "YYYY-MM-DD" });
 const Amount = Type.Number({ minimum: 0, maximum: 1e15 });
 const Quantity = Type.Number({ exclusiveMinimum: 0, maximum: 1e12 });
 const Rate = Type.Number({ minimum: 0, maximum: 100 });
@@ -21,7 +24,7 @@ const PostalAddress = Type.Object({
   postal_zone: Type.Optional(Type.String({ maxLength: 20 })),
   lga: Type.Optional(Type.String({ maxLength: 20, description: "LGA code, NG-XX-YYY" })),
   state: Type.Optional(Type.String({ maxLength: 10, description: "state code, NG-XX" })),
-  country: Type.String({ format: "country" }),
+  country: Type.String({ format: "country", maxLength: 2 }),
 });
 
 const Party = (required: "supplier" | "customer") =>
@@ -29,16 +32,16 @@ const Party = (required: "supplier" | "customer") =>
     party_name: Text(300),
     tin:
       required === "supplier"
-        ? Type.String({ format: "tin" })
-        : Type.Optional(Type.String({ format: "tin" })),
-    email: Type.Optional(Type.String({ format: "email" })),
-    telephone: Type.Optional(Type.String({ format: "telephone" })),
+        ? Type.String({ format: "tin", maxLength: 40 })
+        : Type.Optional(Type.String({ format: "tin", maxLength: 40 })),
+    email: Type.Optional(Type.String({ format: "email", maxLength: 254 })),
+    telephone: Type.Optional(Type.String({ format: "telephone", maxLength: 16 })),
     business_description: Type.Optional(Text(1000)),
     // A point-of-sale customer often has no address on file; the seller always does.
     postal_address: required === "supplier" ? PostalAddress : Type.Optional(PostalAddress),
   });
 
-const InvoiceLine = Type.Object({
+export const InvoiceLine = Type.Object({
   hsn_code: Text(50),
   product_category: Text(300),
   discount_rate: Type.Optional(Rate),
@@ -61,11 +64,11 @@ const InvoiceLine = Type.Object({
 
 export const InvoiceDocument = Type.Object(
   {
-    business_id: Type.String({ format: "uuid" }),
+    business_id: Type.String({ format: "uuid", maxLength: 36 }),
     irn: Text(100),
     issue_date: DateText,
     due_date: Type.Optional(DateText),
-    issue_time: Type.Optional(Type.String({ format: "time" })),
+    issue_time: Type.Optional(Type.String({ format: "time", maxLength: 8 })),
     invoice_type_code: Text(10),
     invoice_kind: Text(10),
     payment_status: Type.Optional(Text(20)),
@@ -114,7 +117,7 @@ export const InvoiceDocument = Type.Object(
       tax_inclusive_amount: Amount,
       payable_amount: Amount,
     }),
-    invoice_line: Type.Array(InvoiceLine, { minItems: 1, maxItems: 10000 }),
+    invoice_line: Type.Array(InvoiceLine, { minItems: 1, maxItems: MAX_LINES }),
   },
   { $id: "InvoiceDocument" },
 );
@@ -132,7 +135,11 @@ export const BatchResult = Type.Object({
   transmission: Type.Optional(Type.Literal("queued")),
   message: Type.Optional(Type.String()),
   details: Type.Optional(Type.String()),
-  violations: Type.Optional(Type.Array(Type.Unknown())),
-  warnings: Type.Optional(Type.Array(Type.Unknown())),
+  violations: Type.Optional(Type.Array(Type.Unknown(), { description: "the first 200" })),
+  violations_truncated: Type.Optional(Type.Literal(true)),
+  violations_total: Type.Optional(Type.Integer()),
+  warnings: Type.Optional(Type.Array(Type.Unknown(), { description: "the first 200" })),
+  warnings_truncated: Type.Optional(Type.Literal(true)),
+  warnings_total: Type.Optional(Type.Integer()),
 });
 export type BatchResult = Static<typeof BatchResult>;

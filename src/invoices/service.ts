@@ -5,7 +5,8 @@ import type { BusinessRepository, ChainHead } from "../businesses/repository.ts"
 import { actorOf, type Principal } from "../businesses/service.ts";
 import { type Db, type Executor, isTransientDatabaseError, writeTransaction } from "../db/database.ts";
 import type { InvoiceTable } from "../db/schema.ts";
-import { DomainError, summarize, type Violation } from "../http/errors.ts";
+import { capViolations, DomainError, summarize, type Violation } from "../http/errors.ts";
+import { BATCH_MAX_LINES } from "../http/limits.ts";
 import type { Sealer } from "../keys/sealer.ts";
 import type { PaymentStatus } from "../reference/data.ts";
 import type { ProductCodes } from "../reference/product-codes.ts";
@@ -43,6 +44,9 @@ export type InvoiceStatus = (typeof INVOICE_STATUSES)[number];
 
 const INVALID_INVOICE = "Failed to validate invoice";
 
+/** How long a batch holds the event loop before it gives other requests a turn. */
+const BATCH_TURN_MS = 20;
+
 /** What the lookup and the full record both say of an invoice's state. */
 function stateOf(row: InvoiceState) {
   return {
@@ -59,11 +63,13 @@ function stateOf(row: InvoiceState) {
 }
 
 function validationFailed(violations: Violation[]): DomainError {
+  const { shown, total } = capViolations(violations);
   return new DomainError("validation_failed", {
     message: INVALID_INVOICE,
     details: summarize(violations),
     publicMessage: `The invoice was not accepted: ${violations.length} problem(s) found; see error.violations for each field.`,
-    violations,
+    violations: shown,
+    violationsTotal: total,
   });
 }
 
@@ -97,6 +103,8 @@ export function invoiceService(deps: {
     | "subscribers"
   >;
   transmitWaitMs: number;
+  /** A supplier TIN other than the signing business's is refused, not warned of. */
+  strictSupplier?: boolean;
   /** Told how many invoices each committed batch signed. */
   onSigned?: (count: number) => void;
 }) {
@@ -124,7 +132,11 @@ export function invoiceService(deps: {
         ? await profiles.find(principal.businessId)
         : undefined;
     const knownProducts = await products.current();
-    const { errors, warnings, document } = validate(body, { business, knownProducts });
+    const { errors, warnings, document } = validate(body, {
+      business,
+      knownProducts,
+      strictSupplier: deps.strictSupplier ?? false,
+    });
     if (typeof claimed === "string" && !business) {
       errors.unshift({
         path: "business_id",
@@ -136,6 +148,7 @@ export function invoiceService(deps: {
     if (errors.length > 0 || !business) throw validationFailed(errors);
     return { document: document as InvoiceDocument, business, warnings };
   }
+  type Checked = Awaited<ReturnType<typeof check>>;
 
   /**
    * A sign as submitted: everything about it that does not depend on the hash chain. Its
@@ -311,7 +324,12 @@ export function invoiceService(deps: {
   const readDocument = (row: InvoiceTable) => openDocument(row, sealer);
 
   async function register(principal: Principal, body: unknown, transmitting: boolean) {
-    const { document, business, warnings } = await check(principal, body);
+    return commit(principal, await check(principal, body), transmitting);
+  }
+
+  /** Signs and stores a checked document. */
+  async function commit(principal: Principal, checked: Checked, transmitting: boolean) {
+    const { document, business, warnings } = checked;
     try {
       const registered = await signing.submit(
         await prepared(submission(principal, document, business, transmitting)),
@@ -437,40 +455,75 @@ export function invoiceService(deps: {
      * (the outbox workers deliver it; `lookup/{IRN}` tells when) instead of waited for.
      */
     async signMany(principal: Principal, bodies: readonly unknown[], transmitting: boolean) {
+      const lines = bodies.reduce<number>((sum, body) => {
+        const list =
+          typeof body === "object" && body !== null
+            ? (body as { invoice_line?: unknown }).invoice_line
+            : undefined;
+        return sum + (Array.isArray(list) ? list.length : 0);
+      }, 0);
+      if (lines > BATCH_MAX_LINES) {
+        throw new DomainError("bad_request", {
+          message: "Failed to validate batch",
+          details: `the batch holds ${lines.toLocaleString("en-US")} invoice lines in all; at most ${BATCH_MAX_LINES.toLocaleString("en-US")} are accepted in one request: send the documents in several batches`,
+        });
+      }
       const results: Promise<BatchResult>[] = [];
+      let turnStarted = performance.now();
       for (const [index, body] of bodies.entries()) {
-        // Validation runs on the event loop: a turn in between every 64 documents keeps the other
-        // requests moving while a large batch is checked.
-        if (index > 0 && index % 64 === 0) await new Promise((resolve) => setImmediate(resolve));
+        // Validation runs on the event loop, one document after the other: the loop gets a turn
+        // whenever this batch has held it for BATCH_TURN_MS, so other requests keep moving however
+        // the batch's work is spread over its documents. Signing is not waited for here: the valid
+        // documents still meet in the group commit.
+        if (performance.now() - turnStarted >= BATCH_TURN_MS) {
+          await new Promise((resolve) => setImmediate(resolve));
+          turnStarted = performance.now();
+        }
         const claimed =
           typeof body === "object" && body !== null ? (body as { irn?: unknown }).irn : undefined;
         const irn = typeof claimed === "string" ? claimed : null;
+        const refused = (err: unknown): BatchResult => {
+          if (err instanceof DomainError && (err.code === "irn_exists" || err.code === "validation_failed")) {
+            const total = err.violationsTotal ?? 0;
+            return {
+              index,
+              irn,
+              status: err.code === "irn_exists" ? "duplicate" : "invalid",
+              message: err.message,
+              details: err.details,
+              ...(err.violations ? { violations: err.violations } : {}),
+              ...(err.violations && total > err.violations.length
+                ? { violations_truncated: true as const, violations_total: total }
+                : {}),
+            };
+          }
+          throw err;
+        };
+        let checked: Checked;
+        try {
+          checked = await check(principal, body);
+        } catch (err) {
+          if (err instanceof DomainError && err.code === "validation_failed") {
+            results.push(Promise.resolve(refused(err)));
+            continue;
+          }
+          // Failing the whole batch: the documents already on their way finish first, so none of
+          // their outcomes is left without a listener.
+          await Promise.allSettled(results);
+          throw err;
+        }
         results.push(
-          register(principal, body, transmitting).then(
-            ({ warnings }): BatchResult => ({
+          commit(principal, checked, transmitting).then(({ warnings }): BatchResult => {
+            const { shown, total } = capViolations(warnings);
+            return {
               index,
               irn,
               status: "signed",
               ...(transmitting ? { transmission: "queued" as const } : {}),
-              ...(warnings.length > 0 ? { warnings } : {}),
-            }),
-            (err: unknown): BatchResult => {
-              if (
-                err instanceof DomainError &&
-                (err.code === "irn_exists" || err.code === "validation_failed")
-              ) {
-                return {
-                  index,
-                  irn,
-                  status: err.code === "irn_exists" ? "duplicate" : "invalid",
-                  message: err.message,
-                  details: err.details,
-                  ...(err.violations ? { violations: err.violations } : {}),
-                };
-              }
-              throw err;
-            },
-          ),
+              ...(shown.length > 0 ? { warnings: shown } : {}),
+              ...(total > shown.length ? { warnings_truncated: true as const, warnings_total: total } : {}),
+            };
+          }, refused),
         );
       }
       return Promise.all(results);

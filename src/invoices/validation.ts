@@ -2,6 +2,7 @@ import type { Violation } from "../http/errors.ts";
 import { normalizeDocument } from "./rules/amounts.ts";
 import { INVOICE_RULES } from "./rules/index.ts";
 import { isObject, type RuleContext } from "./rules/types.ts";
+import { InvoiceDocument } from "./schema.ts";
 
 export type ValidationResult = {
   errors: Violation[];
@@ -10,7 +11,57 @@ export type ValidationResult = {
   document: unknown;
 };
 
-/** Runs every rule over a submitted document and sorts the findings into errors and warnings. */
+type SchemaNode = {
+  type?: unknown;
+  maxItems?: number;
+  properties?: Record<string, SchemaNode>;
+  items?: SchemaNode;
+};
+
+const arrays = new WeakMap<SchemaNode, boolean>();
+/** Whether the schema node is or holds an array (remembered: the schema never changes). */
+function holdsArray(node: SchemaNode | undefined): boolean {
+  if (node === undefined) return false;
+  let known = arrays.get(node);
+  if (known === undefined) {
+    known =
+      node.type === "array" ||
+      Object.values(node.properties ?? {}).some(holdsArray) ||
+      holdsArray(node.items);
+    arrays.set(node, known);
+  }
+  return known;
+}
+
+/** The arrays of the schema with a bound, and where they are: only those paths are walked. */
+function oversized(value: unknown, node: SchemaNode, path: string, out: Violation[]): void {
+  if (node.type === "array" && Array.isArray(value)) {
+    if (node.maxItems !== undefined && value.length > node.maxItems) {
+      out.push({
+        path: path || "(body)",
+        rule: "maxItems",
+        message: `must NOT have more than ${node.maxItems} items`,
+        actual: value.length,
+      });
+      return;
+    }
+    const items = node.items;
+    if (items && holdsArray(items)) {
+      for (let i = 0; i < value.length; i++) oversized(value[i], items, `${path}[${i}]`, out);
+    }
+  } else if (node.properties && isObject(value)) {
+    for (const [key, child] of Object.entries(node.properties)) {
+      if (Object.hasOwn(value, key) && holdsArray(child))
+        oversized(value[key], child, path ? `${path}.${key}` : key, out);
+    }
+  }
+}
+
+/**
+ * Runs every rule over a submitted document and sorts the findings into errors and warnings. An
+ * array longer than the schema allows (330,000 empty lines fit in a MiB) is refused before any
+ * rule looks at its items, so the work stays proportional to what can be accepted.
+ */
 export function validateInvoice(body: unknown, ctx: RuleContext): ValidationResult {
   if (!isObject(body)) {
     return {
@@ -19,12 +70,17 @@ export function validateInvoice(body: unknown, ctx: RuleContext): ValidationResu
       document: body,
     };
   }
+  const tooLong: Violation[] = [];
+  oversized(body, InvoiceDocument as unknown as SchemaNode, "", tooLong);
+  if (tooLong.length > 0) return { errors: tooLong, warnings: [], document: body };
   const document = normalizeDocument(body);
   const errors: Violation[] = [];
   const warnings: Violation[] = [];
   for (const rule of INVOICE_RULES) {
-    const found = rule.check(document, ctx);
-    if (found.length > 0) (rule.severity === "error" ? errors : warnings).push(...found);
+    const severity = typeof rule.severity === "function" ? rule.severity(ctx) : rule.severity;
+    const into = severity === "error" ? errors : warnings;
+    // One by one: a spread of tens of thousands of findings would overflow the call stack.
+    for (const finding of rule.check(document, ctx)) into.push(finding);
   }
   return { errors, warnings, document };
 }

@@ -109,7 +109,7 @@ const check = (rule: Rule, doc: Doc, ctx: RuleContext = CTX) => rule.check(doc, 
 
 // ---- The rule set ----
 
-test("the rule set holds the ten rules, each with a name and a severity", () => {
+test("the rule set holds the twelve rules, each with a name and a severity", () => {
   assert.deepEqual(
     INVOICE_RULES.map((r) => r.name),
     [
@@ -120,13 +120,20 @@ test("the rule set holds the ten rules, each with a name and a severity", () => 
       "arithmetic",
       "precision",
       "rates",
+      "tax_base",
+      "supplier_tin",
       "document_references",
       "unknown_fields",
       "product_catalog",
     ],
   );
   const warnings = INVOICE_RULES.filter((r) => r.severity === "warning").map((r) => r.name);
-  assert.deepEqual(warnings.sort(), ["precision", "product_catalog", "rates", "unknown_fields"]);
+  assert.deepEqual(warnings.sort(), ["precision", "product_catalog", "rates", "tax_base", "unknown_fields"]);
+  // The supplier's TIN is a warning unless the deployment is strict.
+  const supplier = INVOICE_RULES.find((r) => r.name === "supplier_tin");
+  assert.ok(supplier && typeof supplier.severity === "function");
+  assert.equal(supplier.severity({ business: undefined }), "warning");
+  assert.equal(supplier.severity({ business: undefined, strictSupplier: true }), "error");
 });
 
 for (const name of FIXTURES) {

@@ -6,6 +6,8 @@ import { documentReferences } from "./document-references.ts";
 import { irnTemplate } from "./irn.ts";
 import { precision } from "./precision.ts";
 import { rates } from "./rates.ts";
+import { supplierTin } from "./supplier.ts";
+import { taxBase } from "./tax-base.ts";
 import type { Rule } from "./types.ts";
 import { typesAndFormats } from "./types-and-formats.ts";
 import { unknownFields } from "./unknown-fields.ts";
@@ -19,6 +21,8 @@ export const INVOICE_RULES: readonly Rule[] = [
   arithmetic,
   precision,
   rates,
+  taxBase,
+  supplierTin,
   documentReferences,
   unknownFields,
   productCatalog,

@@ -1,19 +1,39 @@
+import { Type } from "typebox";
 import { createAjv } from "../../http/ajv.ts";
-import { schemaViolations } from "../../http/errors.ts";
-import { InvoiceDocument } from "../schema.ts";
+import { schemaViolations, type Violation } from "../../http/errors.ts";
+import { InvoiceDocument, InvoiceLine, MAX_LINES } from "../schema.ts";
 import type { Rule } from "./types.ts";
 
-const validate = createAjv("body").compile(InvoiceDocument);
+const ajv = createAjv("body");
+/**
+ * The document but its lines, and each line on its own: Ajv with `allErrors` collects every error
+ * of every item of an array, so checking the lines one by one lets the line count be bounded
+ * first (the array is refused before its items are looked at; see oversizedArrays).
+ */
+const validateHead = ajv.compile(
+  Type.Object({
+    ...InvoiceDocument.properties,
+    invoice_line: Type.Array(Type.Unknown(), { minItems: 1, maxItems: MAX_LINES }),
+  }),
+);
+const validateLine = ajv.compile(InvoiceLine);
 
 /**
  * The invoice schema: required fields, JSON types (a numeric string is not a number), formats (real
  * calendar dates, HH:MM:SS, TIN, international telephone, email, country), bounds (quantities > 0,
- * amounts ≥ 0).
+ * amounts ≥ 0, lengths).
  */
 export const typesAndFormats: Rule = {
   name: "types_and_formats",
   severity: "error",
   check(doc) {
-    return validate(doc) ? [] : schemaViolations(validate.errors ?? []);
+    const out: Violation[] = validateHead(doc) ? [] : schemaViolations(validateHead.errors ?? []);
+    const lines = doc.invoice_line;
+    if (!Array.isArray(lines) || lines.length > MAX_LINES) return out;
+    for (let i = 0; i < lines.length; i++) {
+      if (validateLine(lines[i])) continue;
+      for (const v of schemaViolations(validateLine.errors ?? [], `invoice_line[${i}]`)) out.push(v);
+    }
+    return out;
   },
 };

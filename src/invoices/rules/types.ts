@@ -3,9 +3,11 @@ import type { Violation } from "../../http/errors.ts";
 /** What rules may know beyond the document. */
 export type RuleContext = {
   /** The business the document is submitted for; undefined when it is not the caller's. */
-  business: { id: string; service_id: string } | undefined;
+  business: { id: string; service_id: string; tin?: string } | undefined;
   /** HS codes of the document found in the product catalog; undefined when no catalog is imported. */
   knownProducts?: ReadonlySet<string> | undefined;
+  /** A supplier TIN other than the business's is an error, not a warning (EINVOICE_STRICT_SUPPLIER). */
+  strictSupplier?: boolean;
 };
 
 /**
@@ -14,7 +16,8 @@ export type RuleContext = {
  */
 export type Rule = {
   name: string;
-  severity: "error" | "warning";
+  /** Fixed, or decided by the deployment's settings. */
+  severity: "error" | "warning" | ((ctx: RuleContext) => "error" | "warning");
   check(doc: Record<string, unknown>, ctx: RuleContext): Violation[];
 };
 

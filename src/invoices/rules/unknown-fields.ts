@@ -21,7 +21,16 @@ function distance(a: string, b: string): number {
   return previous[b.length] as number;
 }
 
-function suggestion(name: string, known: string[]): string {
+/**
+ * "Did you mean" costs a distance per known name, quadratic in the names' lengths: it is offered only
+ * for names a person could have mistyped, and for the first few of them in a document.
+ */
+const SUGGEST_MAX_LENGTH = 64;
+const SUGGESTIONS_PER_DOCUMENT = 50;
+
+function suggestion(name: string, known: string[], budget: { left: number }): string {
+  if (name.length > SUGGEST_MAX_LENGTH || budget.left <= 0) return "";
+  budget.left--;
   let best: string | undefined;
   let bestDistance = Number.POSITIVE_INFINITY;
   for (const candidate of known) {
@@ -33,7 +42,13 @@ function suggestion(name: string, known: string[]): string {
     : "";
 }
 
-function walk(value: unknown, schema: SchemaNode, path: string, out: Violation[]): void {
+function walk(
+  value: unknown,
+  schema: SchemaNode,
+  path: string,
+  out: Violation[],
+  budget: { left: number },
+): void {
   if (schema.properties && isObject(value)) {
     const properties = schema.properties;
     for (const key of Object.keys(value)) {
@@ -42,19 +57,19 @@ function walk(value: unknown, schema: SchemaNode, path: string, out: Violation[]
       const child = value[key];
       // Paths are built only where they can be reported: below objects and arrays, and for an unknown field.
       if (childSchema && typeof child === "object" && child !== null) {
-        walk(child, childSchema, path ? `${path}.${key}` : key, out);
+        walk(child, childSchema, path ? `${path}.${key}` : key, out, budget);
       } else if (!childSchema) {
         out.push({
           path: path ? `${path}.${key}` : key,
           rule: "unknown_field",
-          message: `is not a field of the invoice document and was ignored${suggestion(key, Object.keys(properties))}`,
+          message: `is not a field of the invoice document and was ignored${suggestion(key, Object.keys(properties), budget)}`,
         });
       }
     }
   } else if (schema.items && Array.isArray(value)) {
     const items = schema.items;
     value.forEach((item, i) => {
-      walk(item, items, `${path}[${i}]`, out);
+      walk(item, items, `${path}[${i}]`, out, budget);
     });
   }
 }
@@ -68,7 +83,7 @@ export const unknownFields: Rule = {
   severity: "warning",
   check(doc) {
     const out: Violation[] = [];
-    walk(doc, InvoiceDocument as unknown as SchemaNode, "", out);
+    walk(doc, InvoiceDocument as unknown as SchemaNode, "", out, { left: SUGGESTIONS_PER_DOCUMENT });
     return out;
   },
 };

@@ -1,0 +1,50 @@
+import type { Violation } from "../../http/errors.ts";
+import { agrees, currencyDigits, round, show } from "./money.ts";
+import { entries, isObject, num, type Rule } from "./types.ts";
+
+/**
+ * What a tax authority checks of the tax base, as warnings: real invoices mix taxed, exempt and
+ * out-of-scope lines (the arithmetic rules hold either way), so a base that does not cover the
+ * whole invoice is worth saying, not refusing.
+ * - A tax total whose subtotals' taxable amounts do not add up to `tax_exclusive_amount` leaves part
+ *   of the invoice without any declared tax treatment (a tax total with no base at all is the case
+ *   the authority cares about).
+ * - An invoice with a positive tax-exclusive amount and no tax total declares no VAT at all, while
+ *   supplies in Nigeria are standard-rated (7.5%) unless a category says otherwise.
+ */
+export const taxBase: Rule = {
+  name: "tax_base",
+  severity: "warning",
+  check(doc) {
+    const out: Violation[] = [];
+    const totals = isObject(doc.legal_monetary_total) ? doc.legal_monetary_total : {};
+    const exclusive = num(totals.tax_exclusive_amount);
+    if (exclusive === undefined) return out;
+    const places = currencyDigits(doc.document_currency_code);
+    const taxTotals = entries(doc.tax_total, "tax_total");
+    if (taxTotals.length === 0 && exclusive > 0) {
+      out.push({
+        path: "tax_total",
+        rule: "tax_total_missing",
+        message: `no tax_total is declared for a tax-exclusive amount of ${show(exclusive)}: a standard-rated supply carries VAT at 7.5%; declare the tax, or a subtotal whose category says the supply is zero-rated or exempt`,
+        related: ["legal_monetary_total.tax_exclusive_amount"],
+      });
+    }
+    for (const [total, at] of taxTotals) {
+      const subtotals = entries(total.tax_subtotal, `${at}.tax_subtotal`);
+      const bases = subtotals.map(([sub]) => num(sub.taxable_amount));
+      if (bases.some((b) => b === undefined)) continue; // the schema names the field at fault
+      const base = (bases as number[]).reduce((s, b) => s + b, 0);
+      if (agrees([base], exclusive, places)) continue;
+      out.push({
+        path: `${at}.tax_subtotal`,
+        rule: "tax_base_mismatch",
+        message: `the taxable amounts of ${at}.tax_subtotal add up to ${show(round(base, places))}, not legal_monetary_total.tax_exclusive_amount ${show(exclusive)}: ${show(round(exclusive - base, places))} of the invoice has no declared tax treatment`,
+        expected: exclusive,
+        actual: round(base, places),
+        related: ["legal_monetary_total.tax_exclusive_amount"],
+      });
+    }
+    return out;
+  },
+};
