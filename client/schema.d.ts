@@ -588,6 +588,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -597,6 +598,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -649,6 +657,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -658,6 +667,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -709,6 +725,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -718,6 +735,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -770,6 +794,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -779,6 +804,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -808,6 +840,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -817,6 +850,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -878,6 +918,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -887,6 +928,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -916,6 +964,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -925,6 +974,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -954,6 +1010,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -963,6 +1020,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -1019,6 +1083,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -1028,6 +1093,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -1057,6 +1129,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -1066,6 +1139,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -1095,6 +1175,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -1104,6 +1185,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -1160,6 +1248,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -1169,6 +1258,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -1198,6 +1294,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -1207,6 +1304,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -1236,6 +1340,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -1245,6 +1350,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -1302,6 +1414,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -1311,6 +1424,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -1340,6 +1460,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -1349,6 +1470,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -1378,6 +1506,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -1387,6 +1516,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -1456,6 +1592,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -1465,6 +1602,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -1494,6 +1638,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -1503,6 +1648,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -1532,6 +1684,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -1541,6 +1694,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -1608,6 +1768,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -1617,6 +1778,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -1646,6 +1814,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -1655,6 +1824,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -1684,6 +1860,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -1693,6 +1870,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -1750,6 +1934,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -1759,6 +1944,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -1788,6 +1980,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -1797,6 +1990,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -1826,6 +2026,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -1835,6 +2036,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -1891,6 +2099,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -1900,6 +2109,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -1929,6 +2145,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -1938,6 +2155,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -1967,6 +2191,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -1976,6 +2201,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -2034,6 +2266,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -2043,6 +2276,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -2072,6 +2312,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -2081,6 +2322,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -2110,6 +2358,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -2119,6 +2368,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -2333,8 +2589,15 @@ export interface operations {
                         /** @example Invoice validated sucessfully */
                         message: string;
                         data: unknown[];
-                        /** @description findings that did not block the request */
+                        /** @description findings that did not block the request (the first 200) */
                         warnings?: unknown[];
+                        /**
+                         * @description present when more than 200 warnings were found
+                         * @enum {boolean}
+                         */
+                        warnings_truncated?: true;
+                        /** @description how many warnings, when more than 200 */
+                        warnings_total?: number;
                     };
                 };
             };
@@ -2359,6 +2622,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -2368,6 +2632,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -2397,6 +2668,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -2406,6 +2678,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -2435,6 +2714,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -2444,6 +2724,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -2473,6 +2760,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -2482,6 +2770,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -2701,8 +2996,15 @@ export interface operations {
                         /** @example Invoice signed successfully */
                         message: string;
                         data: unknown[];
-                        /** @description findings that did not block the request */
+                        /** @description findings that did not block the request (the first 200) */
                         warnings?: unknown[];
+                        /**
+                         * @description present when more than 200 warnings were found
+                         * @enum {boolean}
+                         */
+                        warnings_truncated?: true;
+                        /** @description how many warnings, when more than 200 */
+                        warnings_total?: number;
                     };
                 };
             };
@@ -2729,6 +3031,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -2738,6 +3041,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -2767,6 +3077,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -2776,6 +3087,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -2805,6 +3123,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -2814,6 +3133,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -2843,6 +3169,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -2852,6 +3179,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -2881,6 +3215,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -2890,6 +3225,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -2921,6 +3263,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -2930,6 +3273,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -3149,8 +3499,15 @@ export interface operations {
                         /** @example Invoice transmitted successfully! */
                         message: string;
                         data: unknown[];
-                        /** @description findings that did not block the request */
+                        /** @description findings that did not block the request (the first 200) */
                         warnings?: unknown[];
+                        /**
+                         * @description present when more than 200 warnings were found
+                         * @enum {boolean}
+                         */
+                        warnings_truncated?: true;
+                        /** @description how many warnings, when more than 200 */
+                        warnings_total?: number;
                     };
                 };
             };
@@ -3177,6 +3534,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -3186,6 +3544,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -3215,6 +3580,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -3224,6 +3590,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -3253,6 +3626,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -3262,6 +3636,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -3291,6 +3672,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -3300,6 +3682,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -3329,6 +3718,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -3338,6 +3728,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -3369,6 +3766,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -3378,6 +3776,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -3647,11 +4052,26 @@ export interface operations {
                             transmission?: "queued";
                             message?: string;
                             details?: string;
+                            /** @description the first 200 */
                             violations?: unknown[];
+                            /** @enum {boolean} */
+                            violations_truncated?: true;
+                            violations_total?: number;
+                            /** @description the first 200 */
                             warnings?: unknown[];
+                            /** @enum {boolean} */
+                            warnings_truncated?: true;
+                            warnings_total?: number;
                         }[];
-                        /** @description findings that did not block the request */
+                        /** @description findings that did not block the request (the first 200) */
                         warnings?: unknown[];
+                        /**
+                         * @description present when more than 200 warnings were found
+                         * @enum {boolean}
+                         */
+                        warnings_truncated?: true;
+                        /** @description how many warnings, when more than 200 */
+                        warnings_total?: number;
                     };
                 };
             };
@@ -3678,6 +4098,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -3687,6 +4108,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -3716,6 +4144,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -3725,6 +4154,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -3754,6 +4190,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -3763,6 +4200,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -3794,6 +4238,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -3803,6 +4248,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -3832,6 +4284,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -3841,6 +4294,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -3870,6 +4330,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -3879,6 +4340,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -3910,6 +4378,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -3919,6 +4388,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -4188,11 +4664,26 @@ export interface operations {
                             transmission?: "queued";
                             message?: string;
                             details?: string;
+                            /** @description the first 200 */
                             violations?: unknown[];
+                            /** @enum {boolean} */
+                            violations_truncated?: true;
+                            violations_total?: number;
+                            /** @description the first 200 */
                             warnings?: unknown[];
+                            /** @enum {boolean} */
+                            warnings_truncated?: true;
+                            warnings_total?: number;
                         }[];
-                        /** @description findings that did not block the request */
+                        /** @description findings that did not block the request (the first 200) */
                         warnings?: unknown[];
+                        /**
+                         * @description present when more than 200 warnings were found
+                         * @enum {boolean}
+                         */
+                        warnings_truncated?: true;
+                        /** @description how many warnings, when more than 200 */
+                        warnings_total?: number;
                     };
                 };
             };
@@ -4219,6 +4710,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -4228,6 +4720,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -4257,6 +4756,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -4266,6 +4766,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -4295,6 +4802,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -4304,6 +4812,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -4335,6 +4850,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -4344,6 +4860,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -4373,6 +4896,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -4382,6 +4906,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -4411,6 +4942,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -4420,6 +4952,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -4451,6 +4990,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -4460,6 +5000,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -4495,8 +5042,15 @@ export interface operations {
                         /** @example Invoice transmitted successfully */
                         message: string;
                         data: unknown[];
-                        /** @description findings that did not block the request */
+                        /** @description findings that did not block the request (the first 200) */
                         warnings?: unknown[];
+                        /**
+                         * @description present when more than 200 warnings were found
+                         * @enum {boolean}
+                         */
+                        warnings_truncated?: true;
+                        /** @description how many warnings, when more than 200 */
+                        warnings_total?: number;
                     };
                 };
             };
@@ -4521,6 +5075,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -4530,6 +5085,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -4559,6 +5121,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -4568,6 +5131,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -4597,6 +5167,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -4606,6 +5177,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -4635,6 +5213,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -4644,6 +5223,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -4673,6 +5259,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -4682,6 +5269,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -4737,8 +5331,15 @@ export interface operations {
                                 [key: string]: unknown;
                             })[];
                         };
-                        /** @description findings that did not block the request */
+                        /** @description findings that did not block the request (the first 200) */
                         warnings?: unknown[];
+                        /**
+                         * @description present when more than 200 warnings were found
+                         * @enum {boolean}
+                         */
+                        warnings_truncated?: true;
+                        /** @description how many warnings, when more than 200 */
+                        warnings_total?: number;
                     };
                 };
             };
@@ -4763,6 +5364,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -4772,6 +5374,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -4801,6 +5410,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -4810,6 +5420,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -4839,6 +5456,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -4848,6 +5466,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -4877,6 +5502,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -4886,6 +5512,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -4915,6 +5548,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -4924,6 +5558,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -4965,8 +5606,15 @@ export interface operations {
                         } & {
                             [key: string]: unknown;
                         };
-                        /** @description findings that did not block the request */
+                        /** @description findings that did not block the request (the first 200) */
                         warnings?: unknown[];
+                        /**
+                         * @description present when more than 200 warnings were found
+                         * @enum {boolean}
+                         */
+                        warnings_truncated?: true;
+                        /** @description how many warnings, when more than 200 */
+                        warnings_total?: number;
                     };
                 };
             };
@@ -4991,6 +5639,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -5000,6 +5649,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -5029,6 +5685,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -5038,6 +5695,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -5067,6 +5731,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -5076,6 +5741,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -5105,6 +5777,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -5114,6 +5787,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -5143,6 +5823,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -5152,6 +5833,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -5230,8 +5918,15 @@ export interface operations {
                                 };
                             }[];
                         };
-                        /** @description findings that did not block the request */
+                        /** @description findings that did not block the request (the first 200) */
                         warnings?: unknown[];
+                        /**
+                         * @description present when more than 200 warnings were found
+                         * @enum {boolean}
+                         */
+                        warnings_truncated?: true;
+                        /** @description how many warnings, when more than 200 */
+                        warnings_total?: number;
                     };
                 };
             };
@@ -5256,6 +5951,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -5265,6 +5961,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -5294,6 +5997,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -5303,6 +6007,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -5332,6 +6043,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -5341,6 +6053,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -5370,6 +6089,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -5379,6 +6099,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -5408,6 +6135,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -5417,6 +6145,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -5467,8 +6202,15 @@ export interface operations {
                         /** @example Invoice updated successfully */
                         message: string;
                         data: unknown[];
-                        /** @description findings that did not block the request */
+                        /** @description findings that did not block the request (the first 200) */
                         warnings?: unknown[];
+                        /**
+                         * @description present when more than 200 warnings were found
+                         * @enum {boolean}
+                         */
+                        warnings_truncated?: true;
+                        /** @description how many warnings, when more than 200 */
+                        warnings_total?: number;
                     };
                 };
             };
@@ -5493,6 +6235,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -5502,6 +6245,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -5531,6 +6281,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -5540,6 +6291,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -5569,6 +6327,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -5578,6 +6337,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -5607,6 +6373,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -5616,6 +6383,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -5645,6 +6419,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -5654,6 +6429,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -5717,6 +6499,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -5726,6 +6509,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -5755,6 +6545,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -5764,6 +6555,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -5793,6 +6591,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -5802,6 +6601,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -5831,6 +6637,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -5840,6 +6647,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -5930,8 +6744,15 @@ export interface operations {
                         /** @example Report submitted successfully */
                         message: string;
                         data: unknown[];
-                        /** @description findings that did not block the request */
+                        /** @description findings that did not block the request (the first 200) */
                         warnings?: unknown[];
+                        /**
+                         * @description present when more than 200 warnings were found
+                         * @enum {boolean}
+                         */
+                        warnings_truncated?: true;
+                        /** @description how many warnings, when more than 200 */
+                        warnings_total?: number;
                     };
                 };
             };
@@ -5956,6 +6777,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -5965,6 +6787,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -5994,6 +6823,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -6003,6 +6833,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -6032,6 +6869,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -6041,6 +6879,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -6070,6 +6915,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -6079,6 +6925,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -6108,6 +6961,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -6117,6 +6971,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -6170,6 +7031,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -6179,6 +7041,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -6223,8 +7092,15 @@ export interface operations {
                             business_id: string;
                             issued_at: string;
                         };
-                        /** @description findings that did not block the request */
+                        /** @description findings that did not block the request (the first 200) */
                         warnings?: unknown[];
+                        /**
+                         * @description present when more than 200 warnings were found
+                         * @enum {boolean}
+                         */
+                        warnings_truncated?: true;
+                        /** @description how many warnings, when more than 200 */
+                        warnings_total?: number;
                     };
                 };
             };
@@ -6249,6 +7125,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -6258,6 +7135,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -6287,6 +7171,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -6296,6 +7181,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -6325,6 +7217,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -6334,6 +7227,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -6363,6 +7263,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -6372,6 +7273,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -6417,8 +7325,15 @@ export interface operations {
                             /** @description data:image/png;base64,… */
                             qr_code: string;
                         };
-                        /** @description findings that did not block the request */
+                        /** @description findings that did not block the request (the first 200) */
                         warnings?: unknown[];
+                        /**
+                         * @description present when more than 200 warnings were found
+                         * @enum {boolean}
+                         */
+                        warnings_truncated?: true;
+                        /** @description how many warnings, when more than 200 */
+                        warnings_total?: number;
                     };
                 };
             };
@@ -6443,6 +7358,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -6452,6 +7368,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -6481,6 +7404,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -6490,6 +7414,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -6519,6 +7450,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -6528,6 +7460,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -6557,6 +7496,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -6566,6 +7506,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -6617,6 +7564,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -6626,6 +7574,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -6655,6 +7610,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -6664,6 +7620,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -6693,6 +7656,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -6702,6 +7666,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -6731,6 +7702,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -6740,6 +7712,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -6769,6 +7748,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -6778,6 +7758,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -6829,6 +7816,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -6838,6 +7826,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -6867,6 +7862,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -6876,6 +7872,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -6905,6 +7908,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -6914,6 +7918,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -6943,6 +7954,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -6952,6 +7964,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -6981,6 +8000,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -6990,6 +8010,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;
@@ -7039,6 +8066,7 @@ export interface operations {
                             /** @description what exactly is wrong, naming the field */
                             details: string;
                             public_message?: string;
+                            /** @description the first 200 violations */
                             violations?: {
                                 /** @description JSON path of the field, e.g. invoice_line[1].price */
                                 path: string;
@@ -7048,6 +8076,13 @@ export interface operations {
                                 actual?: unknown;
                                 related?: string[];
                             }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
                         } | unknown[];
                         /** Format: date-time */
                         timestamp?: string;

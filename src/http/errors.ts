@@ -169,12 +169,11 @@ function article(type: string): string {
 }
 
 /** A one-line summary naming the first violations, for `error.details`. */
-export function summarize(violations: readonly Violation[], limit = 3): string {
+export function summarize(violations: readonly Violation[], limit = 3, total = violations.length): string {
   const head = violations
     .slice(0, limit)
     .map((v) => `${v.path} ${v.message}`)
     .join("; ");
-  const more =
-    violations.length > limit ? ` (and ${violations.length - limit} more, see error.violations)` : "";
+  const more = total > limit ? ` (and ${total - limit} more, see error.violations)` : "";
   return `${head}${more}`;
 }

@@ -11,3 +11,9 @@ export const BATCH_BODY_LIMIT = 32 * 1024 * 1024;
  * still hold up to 10,000 lines.
  */
 export const BATCH_MAX_LINES = 50_000;
+
+/**
+ * Violations and warnings listed per document of a batch's answer (each with its total): 1,000
+ * documents with 200 each would make an answer of 20 MB.
+ */
+export const BATCH_FINDINGS_PER_DOCUMENT = 20;

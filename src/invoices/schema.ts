@@ -135,10 +135,10 @@ export const BatchResult = Type.Object({
   transmission: Type.Optional(Type.Literal("queued")),
   message: Type.Optional(Type.String()),
   details: Type.Optional(Type.String()),
-  violations: Type.Optional(Type.Array(Type.Unknown(), { description: "the first 200" })),
+  violations: Type.Optional(Type.Array(Type.Unknown(), { description: "the first 20" })),
   violations_truncated: Type.Optional(Type.Literal(true)),
   violations_total: Type.Optional(Type.Integer()),
-  warnings: Type.Optional(Type.Array(Type.Unknown(), { description: "the first 200" })),
+  warnings: Type.Optional(Type.Array(Type.Unknown(), { description: "the first 20" })),
   warnings_truncated: Type.Optional(Type.Literal(true)),
   warnings_total: Type.Optional(Type.Integer()),
 });

@@ -6,7 +6,7 @@ import { actorOf, type Principal } from "../businesses/service.ts";
 import { type Db, type Executor, isTransientDatabaseError, writeTransaction } from "../db/database.ts";
 import type { InvoiceTable } from "../db/schema.ts";
 import { capViolations, DomainError, summarize, type Violation } from "../http/errors.ts";
-import { BATCH_MAX_LINES } from "../http/limits.ts";
+import { BATCH_FINDINGS_PER_DOCUMENT, BATCH_MAX_LINES } from "../http/limits.ts";
 import type { Sealer } from "../keys/sealer.ts";
 import type { PaymentStatus } from "../reference/data.ts";
 import type { ProductCodes } from "../reference/product-codes.ts";
@@ -62,14 +62,14 @@ function stateOf(row: InvoiceState) {
   };
 }
 
-function validationFailed(violations: Violation[]): DomainError {
+function validationFailed(violations: Violation[], beyond = 0): DomainError {
   const { shown, total } = capViolations(violations);
   return new DomainError("validation_failed", {
     message: INVALID_INVOICE,
-    details: summarize(violations),
-    publicMessage: `The invoice was not accepted: ${violations.length} problem(s) found; see error.violations for each field.`,
+    details: summarize(violations, 3, total + beyond),
+    publicMessage: `The invoice was not accepted: ${total + beyond} problem(s) found; see error.violations for each field.`,
     violations: shown,
-    violationsTotal: total,
+    violationsTotal: total + beyond,
   });
 }
 
@@ -132,7 +132,7 @@ export function invoiceService(deps: {
         ? await profiles.find(principal.businessId)
         : undefined;
     const knownProducts = await products.current();
-    const { errors, warnings, document } = validate(body, {
+    const { errors, errorsBeyond, warnings, document } = validate(body, {
       business,
       knownProducts,
       strictSupplier: deps.strictSupplier ?? false,
@@ -145,7 +145,7 @@ export function invoiceService(deps: {
         actual: claimed,
       });
     }
-    if (errors.length > 0 || !business) throw validationFailed(errors);
+    if (errors.length > 0 || !business) throw validationFailed(errors, errorsBeyond);
     return { document: document as InvoiceDocument, business, warnings };
   }
   type Checked = Awaited<ReturnType<typeof check>>;
@@ -484,15 +484,16 @@ export function invoiceService(deps: {
         const irn = typeof claimed === "string" ? claimed : null;
         const refused = (err: unknown): BatchResult => {
           if (err instanceof DomainError && (err.code === "irn_exists" || err.code === "validation_failed")) {
-            const total = err.violationsTotal ?? 0;
+            const shown = err.violations?.slice(0, BATCH_FINDINGS_PER_DOCUMENT);
+            const total = Math.max(err.violationsTotal ?? 0, err.violations?.length ?? 0);
             return {
               index,
               irn,
               status: err.code === "irn_exists" ? "duplicate" : "invalid",
               message: err.message,
               details: err.details,
-              ...(err.violations ? { violations: err.violations } : {}),
-              ...(err.violations && total > err.violations.length
+              ...(shown ? { violations: shown } : {}),
+              ...(shown && total > shown.length
                 ? { violations_truncated: true as const, violations_total: total }
                 : {}),
             };
@@ -514,7 +515,8 @@ export function invoiceService(deps: {
         }
         results.push(
           commit(principal, checked, transmitting).then(({ warnings }): BatchResult => {
-            const { shown, total } = capViolations(warnings);
+            const shown = warnings.slice(0, BATCH_FINDINGS_PER_DOCUMENT);
+            const total = warnings.length;
             return {
               index,
               irn,

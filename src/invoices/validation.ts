@@ -1,4 +1,4 @@
-import type { Violation } from "../http/errors.ts";
+import { MAX_VIOLATIONS, type Violation } from "../http/errors.ts";
 import { normalizeDocument } from "./rules/amounts.ts";
 import { INVOICE_RULES } from "./rules/index.ts";
 import { isObject, type RuleContext } from "./rules/types.ts";
@@ -7,6 +7,8 @@ import { InvoiceDocument } from "./schema.ts";
 export type ValidationResult = {
   errors: Violation[];
   warnings: Violation[];
+  /** Errors counted but not listed: only ever beyond MAX_VIOLATIONS listed ones. */
+  errorsBeyond: number;
   /** The document as checked, and as it is stored when it is signed (see normalizeDocument). */
   document: unknown;
 };
@@ -67,22 +69,27 @@ export function validateInvoice(body: unknown, ctx: RuleContext): ValidationResu
     return {
       errors: [{ path: "(body)", rule: "type", message: "must be a JSON object (the invoice document)" }],
       warnings: [],
+      errorsBeyond: 0,
       document: body,
     };
   }
   const tooLong: Violation[] = [];
   oversized(body, InvoiceDocument as unknown as SchemaNode, "", tooLong);
-  if (tooLong.length > 0) return { errors: tooLong, warnings: [], document: body };
+  if (tooLong.length > 0) return { errors: tooLong, warnings: [], errorsBeyond: 0, document: body };
   const document = normalizeDocument(body);
   const errors: Violation[] = [];
   const warnings: Violation[] = [];
+  // Error rules may count what the answer cannot list; warnings are few per field and listed.
+  const budget = { room: 0, beyond: 0 };
   for (const rule of INVOICE_RULES) {
     const severity = typeof rule.severity === "function" ? rule.severity(ctx) : rule.severity;
     const into = severity === "error" ? errors : warnings;
+    budget.room = Math.max(0, MAX_VIOLATIONS - errors.length);
     // One by one: a spread of tens of thousands of findings would overflow the call stack.
-    for (const finding of rule.check(document, ctx)) into.push(finding);
+    for (const finding of rule.check(document, ctx, severity === "error" ? budget : undefined))
+      into.push(finding);
   }
-  return { errors, warnings, document };
+  return { errors, warnings, errorsBeyond: budget.beyond, document };
 }
 
 export type InvoiceValidator = typeof validateInvoice;

@@ -18,8 +18,15 @@ export type Rule = {
   name: string;
   /** Fixed, or decided by the deployment's settings. */
   severity: "error" | "warning" | ((ctx: RuleContext) => "error" | "warning");
-  check(doc: Record<string, unknown>, ctx: RuleContext): Violation[];
+  check(doc: Record<string, unknown>, ctx: RuleContext, budget?: FindingBudget): Violation[];
 };
+
+/**
+ * How many more findings an answer can list (`room`) and how many were found beyond them
+ * (`beyond`): a rule that may find tens of thousands counts those past the room instead of
+ * building them.
+ */
+export type FindingBudget = { room: number; beyond: number };
 
 export const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === "object" && v !== null && !Array.isArray(v);

@@ -28,9 +28,23 @@ function distance(a: string, b: string): number {
 const SUGGEST_MAX_LENGTH = 64;
 const SUGGESTIONS_PER_DOCUMENT = 50;
 
-function suggestion(name: string, known: string[], budget: { left: number }): string {
-  if (name.length > SUGGEST_MAX_LENGTH || budget.left <= 0) return "";
-  budget.left--;
+type Budget = { left: number; seen: Map<Record<string, SchemaNode>, Map<string, string>> };
+
+/** The suggestion for `name` among the fields of `properties`, worked out once per document. */
+function suggestionFor(name: string, properties: Record<string, SchemaNode>, budget: Budget): string {
+  let known = budget.seen.get(properties);
+  if (!known) budget.seen.set(properties, (known = new Map()));
+  let found = known.get(name);
+  if (found === undefined) {
+    if (name.length > SUGGEST_MAX_LENGTH || budget.left <= 0) return "";
+    budget.left--;
+    found = suggestion(name, Object.keys(properties));
+    known.set(name, found);
+  }
+  return found;
+}
+
+function suggestion(name: string, known: string[]): string {
   let best: string | undefined;
   let bestDistance = Number.POSITIVE_INFINITY;
   for (const candidate of known) {
@@ -42,13 +56,7 @@ function suggestion(name: string, known: string[], budget: { left: number }): st
     : "";
 }
 
-function walk(
-  value: unknown,
-  schema: SchemaNode,
-  path: string,
-  out: Violation[],
-  budget: { left: number },
-): void {
+function walk(value: unknown, schema: SchemaNode, path: string, out: Violation[], budget: Budget): void {
   if (schema.properties && isObject(value)) {
     const properties = schema.properties;
     for (const key of Object.keys(value)) {
@@ -62,7 +70,7 @@ function walk(
         out.push({
           path: path ? `${path}.${key}` : key,
           rule: "unknown_field",
-          message: `is not a field of the invoice document and was ignored${suggestion(key, Object.keys(properties), budget)}`,
+          message: `is not a field of the invoice document and was ignored${suggestionFor(key, properties, budget)}`,
         });
       }
     }
@@ -83,7 +91,10 @@ export const unknownFields: Rule = {
   severity: "warning",
   check(doc) {
     const out: Violation[] = [];
-    walk(doc, InvoiceDocument as unknown as SchemaNode, "", out, { left: SUGGESTIONS_PER_DOCUMENT });
+    walk(doc, InvoiceDocument as unknown as SchemaNode, "", out, {
+      left: SUGGESTIONS_PER_DOCUMENT,
+      seen: new Map(),
+    });
     return out;
   },
 };

@@ -1,0 +1,105 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import fc from "fast-check";
+import { arrayMember, MAX_JSON_MEMBERS, scanJson } from "../../src/http/json-body.ts";
+import { build, fixture, tenant } from "../helpers.ts";
+
+/** JSON text of `value` with whitespace of the given kind between tokens. */
+function spaced(value: unknown, gap: string): string {
+  return JSON.stringify(value, null, gap === "" ? undefined : gap);
+}
+
+test("arrayMember finds the array under a key of the top-level object, element by element", () => {
+  fc.assert(
+    fc.property(
+      fc.array(fc.jsonValue({ maxDepth: 3 }), { maxLength: 20 }),
+      fc.dictionary(
+        fc.string().filter((k) => k !== "invoices"),
+        fc.jsonValue({ maxDepth: 2 }),
+        { maxKeys: 4 },
+      ),
+      fc.constantFrom("", " ", "\t", "  "),
+      (invoices, others, gap) => {
+        const body = { ...others, invoices };
+        const text = spaced(body, gap);
+        const found = arrayMember(text, "invoices");
+        assert.ok(found, text);
+        const rebuilt = found.elements.map(([from, to]) => JSON.parse(text.slice(from, to)) as unknown);
+        // As parsed whole (the text already says -0 as 0).
+        assert.deepEqual(rebuilt, (JSON.parse(text) as { invoices: unknown[] }).invoices);
+        assert.equal(rebuilt.length, invoices.length);
+        const outside = JSON.parse(`${text.slice(0, found.open)}[]${text.slice(found.close + 1)}`) as Record<
+          string,
+          unknown
+        >;
+        assert.deepEqual({ ...outside, invoices: rebuilt }, JSON.parse(text));
+      },
+    ),
+    { numRuns: 500 },
+  );
+  assert.equal(arrayMember("[1,2]", "invoices"), undefined, "not an object");
+  assert.equal(arrayMember('{"invoices":[1],"invoices":[2]}', "invoices"), undefined, "the key twice");
+  assert.equal(arrayMember('{"other":{"invoices":[1]}}', "invoices"), undefined, "only at the top level");
+  assert.equal(arrayMember('{"invoices\\"":[1]}', "invoices"), undefined, "an escaped name is its own");
+});
+
+test("scanJson measures depth, objects, members and values, and flags what needs a second look", () => {
+  const scan = scanJson('{"a":[1,2,{"b":"x\\u0000"}],"c":"\\ud800","d":1e400}');
+  assert.equal(scan.depth, 3);
+  assert.equal(scan.containers, 3);
+  assert.equal(scan.members, 3);
+  assert.ok(scan.nul && scan.surrogateEscape && scan.hugeNumber);
+  const plain = scanJson('{"a":"[{\\"\\\\u0000 1e999","b":12345.5e-10}');
+  assert.equal(plain.depth, 1, "brackets in strings are text");
+  assert.ok(
+    !plain.nul && !plain.surrogateEscape && !plain.hugeNumber,
+    "escaped backslashes and small exponents",
+  );
+  assert.ok(scanJson(`[1${"0".repeat(300)}]`).hugeNumber, "300 digits");
+  assert.ok(!scanJson(`[${"1,".repeat(500)}1]`).hugeNumber, "many short numbers");
+});
+
+test("a batch body parsed in pieces is the batch parsed whole; refusals name the limit", async (t) => {
+  const { app, ctx } = await build(t);
+  const a = await tenant(ctx);
+  const post = (url: string, payload: string) =>
+    app.inject({
+      method: "POST",
+      url,
+      headers: { ...a.headers, "content-type": "application/json" },
+      payload,
+    });
+  // Over a MiB, with whitespace and a key after the array: every document signs, in order.
+  const invoices = Array.from({ length: 400 }, (_, i) => {
+    const doc = fixture("invoice-full", a);
+    doc.irn = `P${i}-${a.service_id}-20261115`;
+    return doc;
+  });
+  const text = JSON.stringify({ invoices, note: "after" }, null, 2);
+  assert.ok(text.length > 1024 * 1024);
+  const res = await post("/api/v1/einvoice/batch/sign", text);
+  assert.equal(res.statusCode, 200, res.body);
+  const results = res.json().data as { index: number; irn: string; status: string }[];
+  assert.deepEqual(
+    results.map((r) => [r.index, r.irn, r.status]),
+    invoices.map((d, i) => [i, d.irn, "signed"]),
+  );
+  // Malformed inside a piece: the whole parse's error.
+  const broken = `${text.slice(0, text.length - 40)}}`;
+  const bad = await post("/api/v1/einvoice/batch/sign", broken);
+  assert.equal(bad.statusCode, 400, bad.body);
+  // A prototype key in a document is refused in pieces as it is whole.
+  const proto = text.replace('"irn": "P7-', '"__proto__": {"x": 1}, "irn": "P7-');
+  assert.equal((await post("/api/v1/einvoice/batch/sign", proto)).statusCode, 400);
+
+  const wide = Object.fromEntries(Array.from({ length: MAX_JSON_MEMBERS + 1 }, (_, i) => [`k${i}`, 0]));
+  const members = await post(
+    "/api/v1/einvoice/validate",
+    JSON.stringify({ ...fixture("invoice-minimal", a), ...wide }),
+  );
+  assert.equal(members.statusCode, 400);
+  assert.match(members.json().error.details, /1,0\d\d members; at most 1,000 are accepted/);
+  const objects = await post("/api/v1/einvoice/validate", `{"x":[${"{},".repeat(250_000)}{}]}`);
+  assert.equal(objects.statusCode, 400);
+  assert.match(objects.json().error.details, /objects and arrays; at most 200,000/);
+});

@@ -1,0 +1,199 @@
+import assert from "node:assert/strict";
+import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
+import fs from "node:fs";
+import { test } from "node:test";
+import { loadConfig } from "../../src/config.ts";
+import { createContext } from "../../src/main.ts";
+import { cleanEnv, freePort } from "../cli/run.ts";
+import {
+  ENGINE,
+  eventually,
+  freshDatabase,
+  freshInvoice,
+  type Json,
+  REPO_ROOT,
+  tempDir,
+  tenant,
+} from "../helpers.ts";
+import { attacks } from "./hostile-inputs.ts";
+
+/*
+ * Every attack of hostile-inputs.ts, once each, against a server started as operators start it
+ * (`einvoice serve`, its own process), while another process probes /healthz every 50 ms: each
+ * answer must come within 2 s, /healthz must never wait more than 200 ms, and the server's memory
+ * must not grow by 256 MB.
+ */
+
+const ANSWER_MS = 2000;
+const HEALTHZ_MS = 200;
+const MEMORY_MB = 256;
+
+/** Probes /healthz one request at a time, every 50 ms, printing each wait as a JSON line. */
+const PROBE = `
+const http = require("node:http");
+const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+function probe() {
+  const start = Date.now();
+  const done = (status) => {
+    process.stdout.write(JSON.stringify({ start, ms: Date.now() - start, status }) + "\\n");
+    setTimeout(probe, 50);
+  };
+  http.get(process.env.PROBE_URL, { agent }, (res) => { res.resume(); res.on("end", () => done(res.statusCode)); })
+    .on("error", () => done(0));
+}
+probe();
+`;
+
+type Sample = { start: number; ms: number; status: number };
+
+function memoryKb(pid: number, field: "VmRSS" | "VmHWM"): number {
+  const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
+  const match = new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status);
+  assert.ok(match, `${field} of process ${pid}`);
+  return Number(match[1]);
+}
+
+function started(t: test.TestContext, child: ChildProcess) {
+  t.after(async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill("SIGTERM");
+    await once(child, "exit");
+  });
+  return child;
+}
+
+test(`hostile requests to a real server on ${ENGINE}: bounded answers, /healthz responsive, memory bounded`, {
+  timeout: 900_000,
+}, async (t) => {
+  const dir = tempDir(t);
+  const database = await freshDatabase(dir);
+  t.after(() => database.drop());
+  const env = {
+    EINVOICE_DATABASE_URL: database.url,
+    EINVOICE_DATA_DIR: dir,
+    EINVOICE_LOG_LEVEL: "warn",
+    // Limits are not what is tested here: every attack must reach the work it attacks.
+    EINVOICE_RATE_LIMIT_PER_MIN: "10000000",
+    EINVOICE_PUBLIC_RATE_LIMIT_PER_MIN: "10000000",
+    EINVOICE_AUTH_FAILURES_PER_MIN: "10000000",
+  };
+  const setup = await createContext(loadConfig(env));
+  const who = await tenant(setup);
+  await setup.close();
+
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  let serverErr = "";
+  const server = started(
+    t,
+    spawn(process.execPath, ["bin/einvoice.js", "serve"], {
+      cwd: REPO_ROOT,
+      env: cleanEnv({ ...env, PORT: String(port), HOST: "127.0.0.1" }),
+      stdio: ["ignore", "ignore", "pipe"],
+    }),
+  );
+  server.stderr?.on("data", (c: Buffer) => {
+    serverErr += c.toString();
+  });
+  await eventually(
+    async () => (await fetch(`${base}/healthz`).catch(() => undefined))?.status === 200,
+    60_000,
+    "the server",
+  );
+  const send = (path: string, body: string, headers: Record<string, string> = {}, method = "POST") =>
+    fetch(`${base}${path}`, {
+      method,
+      headers: {
+        ...who.headers,
+        ...(method === "POST" ? { "content-type": "application/json" } : {}),
+        ...headers,
+      },
+      ...(method === "POST" ? { body } : {}),
+    });
+  // Warm: the first sign starts the preparation thread, the first image the decoding thread.
+  for (let i = 0; i < 20; i++) {
+    const res = await send("/api/v1/einvoice/sign", JSON.stringify(freshInvoice(who)));
+    assert.equal(res.status, 200, await res.text());
+  }
+  const pid = server.pid as number;
+  const baselineKb = memoryKb(pid, "VmRSS");
+
+  const samples: Sample[] = [];
+  const probe = started(
+    t,
+    spawn(process.execPath, ["-e", PROBE], { env: { ...process.env, PROBE_URL: `${base}/healthz` } }),
+  );
+  let pending = "";
+  probe.stdout?.on("data", (chunk: Buffer) => {
+    pending += chunk.toString();
+    const lines = pending.split("\n");
+    pending = lines.pop() ?? "";
+    for (const line of lines) if (line) samples.push(JSON.parse(line) as Sample);
+  });
+  await eventually(async () => samples.length >= 5, 10_000, "the /healthz probe");
+
+  const failures: string[] = [];
+  const windows: { name: string; from: number; to: number }[] = [];
+  for (const attack of attacks(who)) {
+    const body = attack.body();
+    const from = Date.now();
+    let status = 0;
+    let answer: Json = {};
+    try {
+      const res = await send(attack.path, body, attack.headers, attack.method);
+      status = res.status;
+      const text = await res.text();
+      answer = text ? (JSON.parse(text) as Json) : {};
+    } catch (err) {
+      failures.push(`${attack.name}: no answer (${String(err)})`);
+      continue;
+    }
+    const to = Date.now();
+    windows.push({ name: attack.name, from, to });
+    if (!attack.statuses.includes(status)) {
+      failures.push(
+        `${attack.name}: ${status} (expected ${attack.statuses.join(" or ")}) ${JSON.stringify(answer).slice(0, 300)}`,
+      );
+    }
+    if (to - from > ANSWER_MS) failures.push(`${attack.name}: answered in ${to - from} ms`);
+    if (status >= 400) {
+      // The spec's envelope, whatever the attack.
+      if (
+        answer.status !== false ||
+        answer.code !== status ||
+        answer.data !== null ||
+        typeof answer.message !== "string"
+      ) {
+        failures.push(`${attack.name}: not the error envelope: ${JSON.stringify(answer).slice(0, 300)}`);
+      }
+    }
+    const problem = attack.statuses.includes(status) ? attack.check?.(answer) : undefined;
+    if (problem) failures.push(`${attack.name}: ${problem}`);
+    // A probe that was waiting during this attack reports after it: give it time to land.
+    await new Promise((resolve) => setTimeout(resolve, 150));
+  }
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  probe.kill("SIGTERM");
+
+  const peakKb = memoryKb(pid, "VmHWM");
+  for (const sample of samples) {
+    if (sample.status !== 200) failures.push(`/healthz answered ${sample.status} at ${sample.start}`);
+    if (sample.ms > HEALTHZ_MS) {
+      const during = windows.find((w) => sample.start + sample.ms >= w.from && sample.start <= w.to);
+      failures.push(`/healthz waited ${sample.ms} ms${during ? ` during '${during.name}'` : ""}`);
+    }
+  }
+  const grownMb = (peakKb - baselineKb) / 1024;
+  if (grownMb >= MEMORY_MB) failures.push(`the server's memory grew by ${grownMb.toFixed(0)} MB`);
+
+  // Still up, and still signing.
+  const after = await send("/api/v1/einvoice/sign", JSON.stringify(freshInvoice(who)));
+  assert.equal(after.status, 200, await after.text());
+  assert.equal(server.exitCode, null, serverErr);
+  assert.ok(samples.length > windows.length, "the probe ran throughout");
+  t.diagnostic(
+    `${windows.length} attacks; /healthz max ${Math.max(...samples.map((s) => s.ms))} ms over ${samples.length} probes; memory +${grownMb.toFixed(0)} MB`,
+  );
+  assert.deepEqual(failures, []);
+});
