@@ -4052,12 +4052,12 @@ export interface operations {
                             transmission?: "queued";
                             message?: string;
                             details?: string;
-                            /** @description the first 200 */
+                            /** @description the first 20 */
                             violations?: unknown[];
                             /** @enum {boolean} */
                             violations_truncated?: true;
                             violations_total?: number;
-                            /** @description the first 200 */
+                            /** @description the first 20 */
                             warnings?: unknown[];
                             /** @enum {boolean} */
                             warnings_truncated?: true;
@@ -4664,12 +4664,12 @@ export interface operations {
                             transmission?: "queued";
                             message?: string;
                             details?: string;
-                            /** @description the first 200 */
+                            /** @description the first 20 */
                             violations?: unknown[];
                             /** @enum {boolean} */
                             violations_truncated?: true;
                             violations_total?: number;
-                            /** @description the first 200 */
+                            /** @description the first 20 */
                             warnings?: unknown[];
                             /** @enum {boolean} */
                             warnings_truncated?: true;

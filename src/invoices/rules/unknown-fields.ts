@@ -33,7 +33,10 @@ type Budget = { left: number; seen: Map<Record<string, SchemaNode>, Map<string, 
 /** The suggestion for `name` among the fields of `properties`, worked out once per document. */
 function suggestionFor(name: string, properties: Record<string, SchemaNode>, budget: Budget): string {
   let known = budget.seen.get(properties);
-  if (!known) budget.seen.set(properties, (known = new Map()));
+  if (!known) {
+    known = new Map();
+    budget.seen.set(properties, known);
+  }
   let found = known.get(name);
   if (found === undefined) {
     if (name.length > SUGGEST_MAX_LENGTH || budget.left <= 0) return "";
