@@ -23,7 +23,7 @@ import { preparer } from "./invoices/preparation-pool.ts";
 import { invoiceRepository } from "./invoices/repository.ts";
 import { invoiceRoutes } from "./invoices/routes.ts";
 import { invoiceService } from "./invoices/service.ts";
-import { validateInvoice } from "./invoices/validation.ts";
+import { validationPool } from "./invoices/validation-pool.ts";
 import { loadKeyring } from "./keys/keyring.ts";
 import { dataKeyRotation } from "./keys/rotation.ts";
 import { createSealer } from "./keys/sealer.ts";
@@ -84,6 +84,9 @@ export async function createContext(config: Config) {
     { thread: os.availableParallelism() > 1 },
   );
 
+  // Large documents are checked on a thread of their own, like the preparations.
+  const validations = validationPool({ thread: os.availableParallelism() > 1 });
+
   const businessesRepo = businessRepository(db);
   const invoicesRepo = invoiceRepository(db);
   const catalog = catalogRepository(db);
@@ -127,7 +130,7 @@ export async function createContext(config: Config) {
     sealer,
     preparer: preparations,
     signer,
-    validate: validateInvoice,
+    validate: validations.validate,
     products: knownProducts,
     transmission,
     transmitWaitMs: config.outbox.transmitWaitMs,
@@ -181,6 +184,7 @@ export async function createContext(config: Config) {
     operator: { password: keyring.operatorPassword, pepper: keyring.pepper },
     close: async () => {
       await preparations.close();
+      await validations.close();
       await qrImages.close();
       await checkpointer?.stop();
       await db.destroy();

@@ -25,9 +25,13 @@ export function health() {
 export function withWarnings<T extends object>(
   body: T,
   warnings: readonly Violation[],
+  /** Warnings found beyond those in the list, counted where they were found. */
+  beyond = 0,
 ): T | (T & { warnings: Violation[]; warnings_truncated?: true; warnings_total?: number }) {
   if (warnings.length === 0) return body;
-  const { shown, total } = capViolations(warnings);
+  const capped = capViolations(warnings);
+  const shown = capped.shown;
+  const total = capped.total + beyond;
   return total > shown.length
     ? { ...body, warnings: shown, warnings_truncated: true as const, warnings_total: total }
     : { ...body, warnings: shown };

@@ -155,8 +155,8 @@ export function invoiceRoutes(deps: {
         config: invoiceFailure("invoice.validate"),
       },
       async (request) => {
-        const { warnings } = await invoices.validate(request.principal, request.body);
-        return withWarnings(action("Invoice validated sucessfully", []), warnings);
+        const { warnings, warningsBeyond } = await invoices.validate(request.principal, request.body);
+        return withWarnings(action("Invoice validated sucessfully", []), warnings, warningsBeyond);
       },
     );
 
@@ -180,8 +180,8 @@ export function invoiceRoutes(deps: {
         config: invoiceFailure("invoice.sign"),
       },
       async (request) => {
-        const { warnings } = await invoices.sign(request.principal, request.body);
-        return withWarnings(action("Invoice signed successfully", []), warnings);
+        const { warnings, warningsBeyond } = await invoices.sign(request.principal, request.body);
+        return withWarnings(action("Invoice signed successfully", []), warnings, warningsBeyond);
       },
     );
 
@@ -205,8 +205,8 @@ export function invoiceRoutes(deps: {
         config: invoiceFailure("invoice.sign_transmit"),
       },
       async (request) => {
-        const { warnings } = await invoices.signAndTransmit(request.principal, request.body);
-        return withWarnings(action("Invoice transmitted successfully!", []), warnings);
+        const { warnings, warningsBeyond } = await invoices.signAndTransmit(request.principal, request.body);
+        return withWarnings(action("Invoice transmitted successfully!", []), warnings, warningsBeyond);
       },
     );
 

@@ -132,7 +132,7 @@ export function invoiceService(deps: {
         ? await profiles.find(principal.businessId)
         : undefined;
     const knownProducts = await products.current();
-    const { errors, errorsBeyond, warnings, document } = validate(body, {
+    const { errors, errorsBeyond, warnings, warningsBeyond, document } = await validate(body, {
       business,
       knownProducts,
       strictSupplier: deps.strictSupplier ?? false,
@@ -146,7 +146,7 @@ export function invoiceService(deps: {
       });
     }
     if (errors.length > 0 || !business) throw validationFailed(errors, errorsBeyond);
-    return { document: document as InvoiceDocument, business, warnings };
+    return { document: document as InvoiceDocument, business, warnings, warningsBeyond };
   }
   type Checked = Awaited<ReturnType<typeof check>>;
 
@@ -329,12 +329,12 @@ export function invoiceService(deps: {
 
   /** Signs and stores a checked document. */
   async function commit(principal: Principal, checked: Checked, transmitting: boolean) {
-    const { document, business, warnings } = checked;
+    const { document, business, warnings, warningsBeyond } = checked;
     try {
       const registered = await signing.submit(
         await prepared(submission(principal, document, business, transmitting)),
       );
-      return { ...registered, document, warnings };
+      return { ...registered, document, warnings, warningsBeyond };
     } catch (err) {
       // Registered before, or by a concurrent batch of another process (the constraint had the
       // last word).
@@ -439,13 +439,13 @@ export function invoiceService(deps: {
 
   return {
     async validate(principal: Principal, body: unknown) {
-      const { warnings } = await check(principal, body);
-      return { warnings };
+      const { warnings, warningsBeyond } = await check(principal, body);
+      return { warnings, warningsBeyond };
     },
 
     async sign(principal: Principal, body: unknown) {
-      const { warnings } = await register(principal, body, false);
-      return { warnings };
+      const { warnings, warningsBeyond } = await register(principal, body, false);
+      return { warnings, warningsBeyond };
     },
 
     /**
@@ -514,9 +514,9 @@ export function invoiceService(deps: {
           throw err;
         }
         results.push(
-          commit(principal, checked, transmitting).then(({ warnings }): BatchResult => {
+          commit(principal, checked, transmitting).then(({ warnings, warningsBeyond }): BatchResult => {
             const shown = warnings.slice(0, BATCH_FINDINGS_PER_DOCUMENT);
-            const total = warnings.length;
+            const total = warnings.length + warningsBeyond;
             return {
               index,
               irn,
@@ -532,9 +532,9 @@ export function invoiceService(deps: {
     },
 
     async signAndTransmit(principal: Principal, body: unknown) {
-      const { row, jobId, warnings } = await register(principal, body, true);
+      const { row, jobId, warnings, warningsBeyond } = await register(principal, body, true);
       await awaitDelivery(row.irn, jobId as number);
-      return { warnings };
+      return { warnings, warningsBeyond };
     },
 
     /** Transmitting an invoice the authority already holds sends nothing again. */

@@ -9,6 +9,8 @@ export type ValidationResult = {
   warnings: Violation[];
   /** Errors counted but not listed: only ever beyond MAX_VIOLATIONS listed ones. */
   errorsBeyond: number;
+  /** Warnings counted but not listed (only when checked on the validation thread). */
+  warningsBeyond: number;
   /** The document as checked, and as it is stored when it is signed (see normalizeDocument). */
   document: unknown;
 };
@@ -70,12 +72,14 @@ export function validateInvoice(body: unknown, ctx: RuleContext): ValidationResu
       errors: [{ path: "(body)", rule: "type", message: "must be a JSON object (the invoice document)" }],
       warnings: [],
       errorsBeyond: 0,
+      warningsBeyond: 0,
       document: body,
     };
   }
   const tooLong: Violation[] = [];
   oversized(body, InvoiceDocument as unknown as SchemaNode, "", tooLong);
-  if (tooLong.length > 0) return { errors: tooLong, warnings: [], errorsBeyond: 0, document: body };
+  if (tooLong.length > 0)
+    return { errors: tooLong, warnings: [], errorsBeyond: 0, warningsBeyond: 0, document: body };
   const document = normalizeDocument(body);
   const errors: Violation[] = [];
   const warnings: Violation[] = [];
@@ -89,7 +93,11 @@ export function validateInvoice(body: unknown, ctx: RuleContext): ValidationResu
     for (const finding of rule.check(document, ctx, severity === "error" ? budget : undefined))
       into.push(finding);
   }
-  return { errors, warnings, errorsBeyond: budget.beyond, document };
+  return { errors, warnings, errorsBeyond: budget.beyond, warningsBeyond: 0, document };
 }
 
-export type InvoiceValidator = typeof validateInvoice;
+/** Checks a document, where it costs the event loop least (see validationPool). */
+export type InvoiceValidator = (
+  body: unknown,
+  ctx: RuleContext,
+) => Promise<ValidationResult> | ValidationResult;

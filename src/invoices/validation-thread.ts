@@ -1,0 +1,44 @@
+import { parentPort } from "node:worker_threads";
+import { MAX_VIOLATIONS } from "../http/errors.ts";
+import type { RuleContext } from "./rules/types.ts";
+import { validateInvoice } from "./validation.ts";
+
+export type ValidationRequest = {
+  id: number;
+  body: unknown;
+  ctx: Omit<RuleContext, "knownProducts">;
+  /** The catalog's codes, sent when they changed since the last request (by version). */
+  products?: { version: number; codes: string[] | undefined };
+  productsVersion: number;
+};
+
+let products: { version: number; codes: ReadonlySet<string> | undefined } = { version: -1, codes: undefined };
+
+parentPort?.on("message", (request: ValidationRequest) => {
+  try {
+    if (request.products) {
+      const { version, codes } = request.products;
+      products = { version, codes: codes ? new Set(codes) : undefined };
+    }
+    const result = validateInvoice(request.body, { ...request.ctx, knownProducts: products.codes });
+    // Only what an answer can list goes back (a copy costs the event loop what it holds), and of the
+    // document only the members that checking changed (denoised amounts, a lower-cased id): the
+    // checked document is a shallow copy of the body that replaces just those.
+    const patch: Record<string, unknown> = {};
+    const body = request.body as Record<string, unknown>;
+    const checked = result.document as Record<string, unknown>;
+    if (checked !== body && typeof checked === "object" && checked !== null) {
+      for (const key of Object.keys(checked)) if (checked[key] !== body[key]) patch[key] = checked[key];
+    }
+    parentPort?.postMessage({
+      id: request.id,
+      errors: result.errors.slice(0, MAX_VIOLATIONS),
+      errorsBeyond: result.errorsBeyond + Math.max(0, result.errors.length - MAX_VIOLATIONS),
+      warnings: result.warnings.slice(0, MAX_VIOLATIONS),
+      warningsBeyond: result.warningsBeyond + Math.max(0, result.warnings.length - MAX_VIOLATIONS),
+      patch,
+    });
+  } catch (err) {
+    parentPort?.postMessage({ id: request.id, error: err instanceof Error ? err.message : String(err) });
+  }
+});
