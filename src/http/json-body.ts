@@ -48,6 +48,30 @@ export type JsonScan = {
 
 /** Measures JSON text without parsing it. Malformed text is left for the parser to name. */
 export function scanJson(text: string): JsonScan {
+  return finish(scanSteps(text));
+}
+
+/** Runs a stepwise scan to its end at once. */
+function finish<T>(steps: Generator<void, T>): T {
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/** Runs a stepwise scan with a turn for other requests after each step. */
+async function finishInTurns<T>(steps: Generator<void, T>): Promise<T> {
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+/** Characters scanned between turns: about 5 ms of scanning. */
+const SCAN_STEP = 1 << 20;
+
+function* scanSteps(text: string): Generator<void, JsonScan> {
   let depth = 0;
   let deepest = 0;
   let containers = 0;
@@ -63,6 +87,7 @@ export function scanJson(text: string): JsonScan {
   let surrogateEscape = false;
   let inString = false;
   for (let i = 0; i < text.length; i++) {
+    if (i > 0 && i % SCAN_STEP === 0) yield;
     const c = text.charCodeAt(i);
     if (inString) {
       if (c === 92) {
@@ -172,10 +197,13 @@ function refusal(scan: JsonScan): DomainError | undefined {
  * brackets and each element's span. Undefined when the text is not such an object (or names the key
  * twice); malformed text is left to the whole parse to name.
  */
-export function arrayMember(
-  text: string,
-  key: string,
-): { open: number; close: number; elements: [number, number][] } | undefined {
+export function arrayMember(text: string, key: string): ArrayMember | undefined {
+  return finish(arrayMemberSteps(text, key));
+}
+
+type ArrayMember = { open: number; close: number; elements: [number, number][] };
+
+function* arrayMemberSteps(text: string, key: string): Generator<void, ArrayMember | undefined> {
   let depth = 0;
   let inString = false;
   let stringStart = -1;
@@ -187,6 +215,7 @@ export function arrayMember(
   const elements: [number, number][] = [];
   const inArray = () => depth === 2 && open >= 0 && close < 0;
   for (let i = 0; i < text.length; i++) {
+    if (i > 0 && i % SCAN_STEP === 0) yield;
     const c = text.charCodeAt(i);
     if (inString) {
       if (c === 92) i++;
@@ -242,49 +271,41 @@ export function useBoundedJsonParser(app: FastifyInstance): void {
   app.removeContentTypeParser("application/json");
   app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
     const text = body as string;
-    const scan = scanJson(text);
-    const refused = refusal(scan);
-    if (refused) {
-      done(refused, undefined);
-      return;
-    }
-    const checked = (err: Error | null, parsed: unknown) => {
-      if (err) {
-        done(err, undefined);
-        return;
-      }
+    const checked = (scan: JsonScan, parsed: unknown) => {
       // An escaped lone surrogate (`\ud800`) parses into a string that is not Unicode text: no
       // field can store, sign or canonicalize it, so it is refused here with a reason.
       if (scan.surrogateEscape && hasLoneSurrogate(parsed)) {
-        done(
-          invalid(
-            "the request body contains a lone UTF-16 surrogate (an unpaired \\ud800-\\udfff escape); text must be valid Unicode",
-          ),
-          undefined,
+        return invalid(
+          "the request body contains a lone UTF-16 surrogate (an unpaired \\ud800-\\udfff escape); text must be valid Unicode",
         );
-        return;
       }
       // A number literal beyond the double range parses to Infinity, which no JSON can carry back,
       // in any field, known or not.
       if (scan.hugeNumber && hasNonFinite(parsed)) {
-        done(
-          invalid("the request body contains a number too large to represent (beyond ±1.8e308)"),
-          undefined,
-        );
-        return;
+        return invalid("the request body contains a number too large to represent (beyond ±1.8e308)");
       }
-      done(null, parsed);
+      return undefined;
     };
-    const whole = () => parseJson(request, text, checked);
-    const pieces = text.length > PARSE_IN_PIECES ? arrayMember(text, "invoices") : undefined;
-    if (!pieces) {
-      whole();
+    const whole = (scan: JsonScan) =>
+      parseJson(request, text, (err, parsed) => {
+        const refused = err ?? checked(scan, parsed);
+        if (refused) done(refused, undefined);
+        else done(null, parsed);
+      });
+
+    if (text.length <= PARSE_IN_PIECES) {
+      const scan = scanJson(text);
+      const refused = refusal(scan);
+      if (refused) done(refused, undefined);
+      else whole(scan);
       return;
     }
-    // A batch of 30 MB parses in 100 ms or more, all in one piece: parsed a document at a time,
-    // with a turn for other requests every PARSE_TURN_MS, the event loop is never held that long.
-    // The same parser reads each piece (it refuses `__proto__` and `constructor` keys); anything
-    // that does not parse in pieces is parsed whole, so its error is the whole parse's.
+
+    // A batch of 30 MB takes 100 ms or more to parse, and 50 ms to scan, each in one piece: scanned
+    // in steps and parsed a document at a time, with a turn for other requests in between, the
+    // event loop is never held that long. The same parser reads each piece (it refuses
+    // `__proto__` and `constructor` keys); a body that does not parse in pieces is parsed whole,
+    // so its error is the whole parse's.
     const parse = (piece: string): unknown => {
       let out: unknown;
       let failed = false;
@@ -296,21 +317,37 @@ export function useBoundedJsonParser(app: FastifyInstance): void {
       return out;
     };
     (async () => {
-      const outside = parse(`${text.slice(0, pieces.open)}[]${text.slice(pieces.close + 1)}`);
-      const documents: unknown[] = [];
-      let turnStarted = performance.now();
-      for (const [from, to] of pieces.elements) {
-        if (performance.now() - turnStarted >= PARSE_TURN_MS) {
-          await new Promise((resolve) => setImmediate(resolve));
-          turnStarted = performance.now();
+      const scan = await finishInTurns(scanSteps(text));
+      const refused = refusal(scan);
+      if (refused) return { refused };
+      const pieces = await finishInTurns(arrayMemberSteps(text, "invoices"));
+      if (!pieces) return { scan, whole: true };
+      try {
+        const outside = parse(`${text.slice(0, pieces.open)}[]${text.slice(pieces.close + 1)}`);
+        const documents: unknown[] = [];
+        let turnStarted = performance.now();
+        for (const [from, to] of pieces.elements) {
+          if (performance.now() - turnStarted >= PARSE_TURN_MS) {
+            await new Promise((resolve) => setImmediate(resolve));
+            turnStarted = performance.now();
+          }
+          documents.push(parse(text.slice(from, to)));
         }
-        documents.push(parse(text.slice(from, to)));
+        (outside as Record<string, unknown>).invoices = documents;
+        return { scan, parsed: outside };
+      } catch {
+        return { scan, whole: true };
       }
-      (outside as Record<string, unknown>).invoices = documents;
-      return outside;
     })().then(
-      (parsed) => checked(null, parsed),
-      () => whole(),
+      (outcome) => {
+        if ("refused" in outcome) done(outcome.refused ?? null, undefined);
+        else if ("parsed" in outcome) {
+          const refused = checked(outcome.scan, outcome.parsed);
+          if (refused) done(refused, undefined);
+          else done(null, outcome.parsed);
+        } else whole(outcome.scan);
+      },
+      (err: Error) => done(err, undefined),
     );
   });
 }

@@ -16,7 +16,7 @@ import {
   tempDir,
   tenant,
 } from "../helpers.ts";
-import { attacks } from "./hostile-inputs.ts";
+import { attacks, balancedInvoice } from "./hostile-inputs.ts";
 
 /*
  * Every attack of hostile-inputs.ts, once each, against a server started as operators start it
@@ -116,6 +116,9 @@ test(`hostile requests to a real server on ${ENGINE}: bounded answers, /healthz 
     const res = await send("/api/v1/einvoice/sign", JSON.stringify(freshInvoice(who)));
     assert.equal(res.status, 200, await res.text());
   }
+  // And the first large document starts the validation thread.
+  const large = await send("/api/v1/einvoice/validate", JSON.stringify(balancedInvoice(who, 500)));
+  assert.equal(large.status, 200, await large.text());
   const pid = server.pid as number;
   const baselineKb = memoryKb(pid, "VmRSS");
 
