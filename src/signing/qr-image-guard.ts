@@ -2,7 +2,9 @@
  * What an image of a QR code must be before anything decodes it: a PNG or JPEG data URL whose every
  * header has been read and found within bounds. A few kilobytes of either format can declare
  * gigapixels, and a decoder allocates what the headers say, so the headers are walked here, whole,
- * on bytes that nothing else has touched yet.
+ * on bytes that nothing else has touched yet. zxing-wasm has no size option of its own: readBarcodes
+ * hands the encoded bytes to stb_image inside its WebAssembly, which takes up to 2^24 pixels a side
+ * and lets its memory grow to 2 GB, so these headers are the only bound there is.
  */
 
 /** A QR code needs no more: 2,000 × 2,000 pixels is 50 modules a side at 40 pixels each. */
