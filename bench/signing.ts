@@ -85,8 +85,8 @@ const record = (
   })
 ).json() as { data: { qr_code: string } };
 
-await rate("QR decrypt (RSA-2048 raw + PKCS#1 v1.5 unpad)", 3, () => {
-  ctx.qr.decrypt(record.data.qr_code);
+await rate("QR open (RSA-2048 raw + PKCS#1 v1.5 unpad + implicit rejection + parse)", 3, () => {
+  ctx.qr.open(record.data.qr_code);
 });
 await rate("QR validate (decrypt + certificate + IRN lookup)", 3, async () => {
   await ctx.qrCodes.validate(record.data.qr_code);

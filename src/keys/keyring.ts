@@ -1,7 +1,8 @@
-import { createPrivateKey, generateKeyPairSync, randomBytes } from "node:crypto";
+import { createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import type { Config } from "../config.ts";
+import { qrKeyProblem } from "../signing/qr.ts";
 
 export type DataKey = { kid: string; key: Buffer };
 
@@ -197,6 +198,9 @@ export function parsePemKeys(text: string, name: string, kind: "RSA" | "Ed25519"
     }
     if (type !== expected)
       throw new Error(`${name} must be base64 of ${kind} private keys in PEM, comma-separated`);
+    // A QR key every code of which fits a QR code and costs a bounded decryption.
+    const problem = kind === "RSA" ? qrKeyProblem(createPublicKey(pem)) : null;
+    if (problem) throw new Error(`${name}: a key cannot make QR codes: ${problem}`);
   }
   return keys;
 }

@@ -2,7 +2,14 @@ import fs from "node:fs";
 import { createRequire } from "node:module";
 import zlib from "node:zlib";
 import { prepareZXingModule, type ReaderOptions, readBarcodes } from "zxing-wasm/reader";
-import { ImageRefused, parseImageDataUrl, pngImageData, type QrImage } from "./qr-image-guard.ts";
+import {
+  ImageRefused,
+  MAX_PNG_METADATA_BYTES,
+  parseImageDataUrl,
+  pngCompressedMetadata,
+  pngImageData,
+  type QrImage,
+} from "./qr-image-guard.ts";
 
 /** The image was accepted by the guard but the decoder could not read it as an image. */
 export class ImageUnreadable extends ImageRefused {}
@@ -43,6 +50,7 @@ export async function loadQrDecoder(): Promise<void> {
  * Runs ZXing on the calling thread: the service calls it on its decoding thread (qr-reader-pool.ts).
  */
 export async function decodeQrImage(image: QrImage): Promise<string | null> {
+  if (image.format === "png") checkPngMetadata(image.bytes);
   if (image.format === "png" && image.inflatedSize !== undefined) {
     // The header bounds the pixels, not the compressed stream: a deflate bomb under a small IHDR
     // would still inflate to whatever it holds, so it is inflated here first, capped at what the
@@ -67,6 +75,28 @@ export async function decodeQrImage(image: QrImage): Promise<string | null> {
     );
   }
   return null;
+}
+
+/**
+ * Inflates the compressed metadata, all of it together capped at MAX_PNG_METADATA_BYTES: the cost of
+ * the check is bounded by the cap, however many chunks there are. A stream that is not valid zlib is
+ * left alone, as the decoder leaves it.
+ */
+function checkPngMetadata(bytes: Uint8Array): void {
+  let room = MAX_PNG_METADATA_BYTES;
+  for (const { type, stream } of pngCompressedMetadata(bytes)) {
+    try {
+      room -= zlib.inflateSync(stream, { maxOutputLength: Math.max(room, 1) }).length;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "ERR_BUFFER_TOO_LARGE") continue;
+      room = -1;
+    }
+    if (room < 0) {
+      throw new ImageUnreadable(
+        `the image is not a readable PNG: its compressed metadata (${type} and the like) inflates beyond ${MAX_PNG_METADATA_BYTES / 1024 / 1024} MiB`,
+      );
+    }
+  }
 }
 
 /**

@@ -2,7 +2,9 @@
  * What an image of a QR code must be before anything decodes it: a PNG or JPEG data URL whose every
  * header has been read and found within bounds. A few kilobytes of either format can declare
  * gigapixels, and a decoder allocates what the headers say, so the headers are walked here, whole,
- * on bytes that nothing else has touched yet.
+ * on bytes that nothing else has touched yet. zxing-wasm has no size option of its own: readBarcodes
+ * hands the encoded bytes to stb_image inside its WebAssembly, which takes up to 2^24 pixels a side
+ * and lets its memory grow to 2 GB, so these headers are the only bound there is.
  */
 
 /** A QR code needs no more: 2,000 × 2,000 pixels is 50 modules a side at 40 pixels each. */
@@ -22,6 +24,12 @@ export type QrImage = {
   /** PNG: the exact size of the inflated image data (filter bytes included) the header implies. */
   inflatedSize?: number;
 };
+
+/**
+ * What the compressed text and colour-profile chunks of one PNG may inflate to, together. No decoder
+ * here reads them, but a 100 kB zTXt can hold gigabytes: they are refused, not carried along.
+ */
+export const MAX_PNG_METADATA_BYTES = 1024 * 1024;
 
 /** The client's image is refused; the message says why, in words an integrator can act on. */
 export class ImageRefused extends Error {}
@@ -107,7 +115,10 @@ const ADAM7 = [
   [0, 1, 1, 2],
 ] as const;
 
-/** Every chunk up to IEND, each inside the file: one IHDR, first, within the limits; image data present. */
+/**
+ * Every chunk up to IEND, each inside the file: one IHDR, first, within the limits; every APNG frame
+ * inside the image it animates; image data present.
+ */
 function pngHeader(bytes: Buffer): Omit<QrImage, "format" | "bytes"> {
   let offset: number = PNG_SIGNATURE.length;
   let ihdr: { width: number; height: number; bitsPerPixel: number; interlaced: boolean } | undefined;
@@ -135,6 +146,8 @@ function pngHeader(bytes: Buffer): Omit<QrImage, "format" | "bytes"> {
       ihdr = { width, height, bitsPerPixel: colour.samples * depth, interlaced: bytes[offset + 20] === 1 };
     } else if (type === "IDAT") {
       idat = true;
+    } else if (type === "fcTL" && ihdr) {
+      apngFrame(bytes.subarray(offset + 8, offset + 8 + length), ihdr);
     } else if (type === "IEND") {
       break;
     }
@@ -142,6 +155,35 @@ function pngHeader(bytes: Buffer): Omit<QrImage, "format" | "bytes"> {
   }
   if (!ihdr || !idat) throw unreadable("png", "it has no image data (IDAT)");
   return { width: ihdr.width, height: ihdr.height, inflatedSize: pngInflatedSize(ihdr) };
+}
+
+/**
+ * An APNG frame control chunk: sequence, width, height, x and y offsets, then timing. A frame lies
+ * within the image (APNG 1.0), so within the limits too; a decoder that honours APNG allocates it.
+ */
+function apngFrame(data: Buffer, image: { width: number; height: number }): void {
+  if (data.length !== 26) throw unreadable("png", "its fcTL (animation frame) chunk is not 26 bytes");
+  const [width, height, x, y] = [4, 8, 12, 16].map((at) => data.readUInt32BE(at)) as [
+    number,
+    number,
+    number,
+    number,
+  ];
+  if (width === 0 || height === 0) {
+    throw unreadable("png", `an animation frame declares ${width} × ${height} pixels`);
+  }
+  if (x + width > image.width || y + height > image.height) {
+    const size = `${width} × ${height} pixels at (${x}, ${y})`;
+    if (width * height > MAX_QR_PIXELS) {
+      throw new ImageTooLarge(
+        `an animation frame of ${size}; at most ${MAX_QR_PIXELS.toLocaleString("en-US")} pixels are read`,
+      );
+    }
+    throw unreadable(
+      "png",
+      `an animation frame of ${size} lies outside its ${image.width} × ${image.height} image`,
+    );
+  }
 }
 
 /** Bytes of filtered scanlines the header implies: exactly what a conforming zlib stream inflates to. */
@@ -169,6 +211,34 @@ export function pngImageData(bytes: Uint8Array): Buffer {
     offset += 12 + length;
   }
   return Buffer.concat(parts);
+}
+
+/**
+ * The zlib streams of a PNG's compressed metadata (zTXt, iCCP, compressed iTXt), each with its chunk
+ * type: what `MAX_PNG_METADATA_BYTES` bounds. A chunk too short for its fields carries none.
+ */
+export function pngCompressedMetadata(bytes: Uint8Array): { type: string; stream: Buffer }[] {
+  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const found: { type: string; stream: Buffer }[] = [];
+  let offset: number = PNG_SIGNATURE.length;
+  while (offset + 8 <= buffer.length) {
+    const length = buffer.readUInt32BE(offset);
+    const type = buffer.toString("latin1", offset + 4, offset + 8);
+    const data = buffer.subarray(offset + 8, offset + 8 + length);
+    // zTXt and iCCP: name, 0, method, stream. iTXt: keyword, 0, flag, method, language, 0,
+    // translated keyword, 0, text (a stream when the flag is 1).
+    const name = data.indexOf(0);
+    if ((type === "zTXt" || type === "iCCP") && name >= 0) {
+      found.push({ type, stream: data.subarray(name + 2) });
+    } else if (type === "iTXt" && name >= 0 && data[name + 1] === 1) {
+      const language = data.indexOf(0, name + 3);
+      const translated = language < 0 ? -1 : data.indexOf(0, language + 1);
+      if (translated >= 0) found.push({ type, stream: data.subarray(translated + 1) });
+    }
+    if (type === "IEND") break;
+    offset += 12 + length;
+  }
+  return found;
 }
 
 function printable(type: string): string {

@@ -5,6 +5,8 @@ import type { QrImage } from "./qr-image-guard.ts";
 export type QrImageReader = {
   /** The QR text in an image the guard accepted; null when it holds none. */
   read(image: QrImage): Promise<string | null>;
+  /** Decoding threads started so far: one, plus one per thread replaced (time, memory or crash). */
+  threadsStarted(): number;
   close(): Promise<void>;
 };
 
@@ -13,6 +15,12 @@ export class QrReaderBusy extends Error {}
 
 /** The image took longer to decode than any QR code needs; the thread decoding it was replaced. */
 export class DecodeTimeLimit extends ImageUnreadable {}
+
+/**
+ * The decoding thread's JavaScript heap: the decoder's own objects are a few megabytes; the image
+ * lives in WebAssembly memory, which this limit does not cover (see `memoryLimitMb`).
+ */
+const THREAD_LIMITS = { maxOldGenerationSizeMb: 96, maxYoungGenerationSizeMb: 16, stackSizeMb: 4 };
 
 const THREAD = new URL("./qr-reader-thread.mjs", import.meta.url);
 
@@ -24,7 +32,7 @@ type Job = {
 type Reply =
   | { ready: true }
   | { started: number }
-  | { id: number; text: string | null }
+  | { id: number; text: string | null; memory: number }
   | { id: number; refused: string }
   | { id: number; error: string };
 
@@ -33,16 +41,25 @@ type Reply =
  * image, more for crafted ones), time the event loop would otherwise not spend answering anyone
  * else. At most `maxQueue` images wait their turn; one that is still decoding after `timeLimitMs`
  * is answered as unreadable and its thread replaced (terminating a thread interrupts WebAssembly).
+ *
+ * Memory: the thread's JavaScript heap is capped (a thread that exceeds it stops, and the image is
+ * answered as unreadable); WebAssembly memory grows to what the largest image needed and never
+ * shrinks, so a thread whose decoder holds more than `memoryLimitMb` after an image is replaced.
+ * The largest images the guard admits take about 95 MB (a 2,000 × 2,000 16-bit RGBA PNG).
  */
-export function qrImageReader(options: { timeLimitMs?: number; maxQueue?: number } = {}): QrImageReader {
+export function qrImageReader(
+  options: { timeLimitMs?: number; maxQueue?: number; memoryLimitMb?: number } = {},
+): QrImageReader {
   const timeLimitMs = options.timeLimitMs ?? 1500;
   const maxQueue = options.maxQueue ?? 16;
+  const memoryLimit = (options.memoryLimitMb ?? 256) * 2 ** 20;
   const queue: Job[] = [];
   let worker: Worker | undefined;
   let ready = false;
   let current: { id: number; job: Job; timer?: NodeJS.Timeout } | undefined;
   let nextId = 0;
   let closed = false;
+  let started = 0;
 
   function replace() {
     const old = worker;
@@ -60,9 +77,10 @@ export function qrImageReader(options: { timeLimitMs?: number; maxQueue?: number
   }
 
   function start(): Worker {
-    const started = new Worker(THREAD);
-    started.on("message", (reply: Reply) => {
-      if (started !== worker) return;
+    started++;
+    const thread = new Worker(THREAD, { resourceLimits: THREAD_LIMITS });
+    thread.on("message", (reply: Reply) => {
+      if (thread !== worker) return;
       if ("ready" in reply) {
         ready = true;
       } else if ("started" in reply) {
@@ -77,13 +95,15 @@ export function qrImageReader(options: { timeLimitMs?: number; maxQueue?: number
           replace();
           job?.reject(new ImageUnreadable(`the image could not be decoded (${reply.error})`));
         } else {
+          // The answer stands; the thread that grew past the limit gives way to a fresh one.
+          if (reply.memory > memoryLimit) replace();
           job?.resolve(reply.text);
         }
       }
       pump();
     });
-    started.on("error", (err) => {
-      if (started !== worker) return;
+    thread.on("error", (err: NodeJS.ErrnoException) => {
+      if (thread !== worker) return;
       replace();
       const job = settle();
       // Failing to start is the service's fault, and every waiting image would meet the same.
@@ -91,17 +111,23 @@ export function qrImageReader(options: { timeLimitMs?: number; maxQueue?: number
         for (const waiting of queue.splice(0)) waiting.reject(err);
         return;
       }
-      job.reject(new ImageUnreadable("the image could not be decoded (the decoder stopped on it)"));
+      job.reject(
+        new ImageUnreadable(
+          err.code === "ERR_WORKER_OUT_OF_MEMORY"
+            ? "the image could not be decoded within the decoder's memory limit"
+            : "the image could not be decoded (the decoder stopped on it)",
+        ),
+      );
       pump();
     });
-    started.on("exit", () => {
-      if (started !== worker) return;
+    thread.on("exit", () => {
+      if (thread !== worker) return;
       replace();
       const job = settle();
       job?.reject(new ImageUnreadable("the image could not be decoded (the decoder stopped on it)"));
       pump();
     });
-    return started;
+    return thread;
   }
 
   function pump() {
@@ -127,7 +153,7 @@ export function qrImageReader(options: { timeLimitMs?: number; maxQueue?: number
       replace();
       job.reject(
         new DecodeTimeLimit(
-          `decoding the image took longer than ${timeLimitMs} ms: send the QR text, or a plain image of the code`,
+          `the image could not be decoded within ${timeLimitMs} ms: send the QR text, or a plain image of the code`,
         ),
       );
       pump();
@@ -145,6 +171,7 @@ export function qrImageReader(options: { timeLimitMs?: number; maxQueue?: number
         pump();
       });
     },
+    threadsStarted: () => started,
     async close() {
       closed = true;
       const stopping = worker;

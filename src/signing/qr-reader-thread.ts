@@ -14,7 +14,9 @@ parentPort?.on("message", async ({ id, image }: { id: number; image: QrImage }) 
   // The time limit starts now: a thread just started may take a while to take its first message.
   parentPort?.postMessage({ started: id });
   try {
-    parentPort?.postMessage({ id, text: await decodeQrImage(image) });
+    const text = await decodeQrImage(image);
+    // WebAssembly memory counts as the isolate's external memory.
+    parentPort?.postMessage({ id, text, memory: process.memoryUsage().external });
   } catch (err) {
     if (err instanceof ImageRefused) parentPort?.postMessage({ id, refused: err.message });
     else parentPort?.postMessage({ id, error: err instanceof Error ? err.message : String(err) });

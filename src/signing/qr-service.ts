@@ -3,7 +3,7 @@ import type { BusinessRepository } from "../businesses/repository.ts";
 import { DomainError } from "../http/errors.ts";
 import type { InvoiceRepository } from "../invoices/repository.ts";
 import { parseIrn } from "./irn.ts";
-import { encryptQr, PayloadTooLarge, type QrCodec } from "./qr.ts";
+import { encryptQr, PayloadTooLarge, type QrCodec, UnusableQrKey } from "./qr.ts";
 import { ImageRefused, ImageTooLarge, parseImageDataUrl, type QrImage } from "./qr-image-guard.ts";
 import { type QrImageReader, QrReaderBusy } from "./qr-reader-pool.ts";
 
@@ -46,7 +46,7 @@ function createFailed(details: string): DomainError {
 }
 
 export function qrService(deps: {
-  qr: Pick<QrCodec, "decrypt">;
+  qr: Pick<QrCodec, "open">;
   businesses: Pick<BusinessRepository, "findByCertificate">;
   invoices: Pick<InvoiceRepository, "find">;
   images: Pick<QrImageReader, "read">;
@@ -76,6 +76,8 @@ export function qrService(deps: {
         });
       } catch (err) {
         if (err instanceof PayloadTooLarge) throw createFailed(`${err.message}: shorten the certificate`);
+        if (err instanceof UnusableQrKey)
+          throw createFailed(`public_key cannot make a QR code: ${err.message}`);
         throw err;
       }
     },
@@ -89,21 +91,11 @@ export function qrService(deps: {
       const text = (await readImage(trimmed, images)) ?? trimmed;
       if (!/^[A-Za-z0-9+/]+={0,2}$/.test(text)) throw invalid("the QR content is not base64 text");
       // One answer for every way the content fails to open, so the endpoint is no padding oracle.
-      const unreadable = invalid(
-        "the QR content could not be decrypted with this service's QR keys into a QR payload",
-      );
-      const plain = qr.decrypt(text);
-      if (plain === null) throw unreadable;
-      let payload: unknown;
-      try {
-        payload = JSON.parse(plain);
-      } catch {
-        throw unreadable;
+      const payload = qr.open(text);
+      if (!payload) {
+        throw invalid("the QR content could not be decrypted with this service's QR keys into a QR payload");
       }
-      const { irn: stamped, certificate } = (
-        typeof payload === "object" && payload !== null ? payload : {}
-      ) as Record<string, unknown>;
-      if (typeof stamped !== "string" || typeof certificate !== "string") throw unreadable;
+      const { irn: stamped, certificate } = payload;
       const match = /^(.+)\.(\d{1,12})$/.exec(stamped);
       if (!match) throw invalid(`the QR's irn '${stamped}' is not of the form <IRN>.<unix seconds>`);
       const [, irn = "", seconds = "0"] = match;

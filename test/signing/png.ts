@@ -78,3 +78,32 @@ export const SCAN = Buffer.concat([
 export function dataUrl(type: string, bytes: Buffer): string {
   return `data:${type};base64,${bytes.toString("base64")}`;
 }
+
+/** An APNG frame control chunk: a frame of width × height at (x, y), one tenth of a second. */
+export function fcTL(sequence: number, width: number, height: number, x = 0, y = 0): Buffer {
+  const data = Buffer.alloc(26);
+  [sequence, width, height, x, y].forEach((value, i) => {
+    data.writeUInt32BE(value, i * 4);
+  });
+  data.writeUInt16BE(1, 20);
+  data.writeUInt16BE(10, 22);
+  return pngChunk("fcTL", data);
+}
+
+/** zTXt / iCCP: a name, 0, method 0 (zlib), then the deflated `content`. */
+export function compressedChunk(type: "zTXt" | "iCCP", name: string, content: Buffer): Buffer {
+  return pngChunk(
+    type,
+    Buffer.concat([Buffer.from(`${name}\0\0`, "latin1"), zlib.deflateSync(content, { level: 9 })]),
+  );
+}
+
+/** iTXt with its text compressed: keyword, 0, flag 1, method 0, language, 0, translated keyword, 0, stream. */
+export function compressedITXt(keyword: string, text: Buffer): Buffer {
+  const head = Buffer.concat([
+    Buffer.from(`${keyword}\0`, "latin1"),
+    Buffer.from([1, 0]),
+    Buffer.from("en\0\0"),
+  ]);
+  return pngChunk("iTXt", Buffer.concat([head, zlib.deflateSync(text, { level: 9 })]));
+}

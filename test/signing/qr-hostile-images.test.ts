@@ -7,8 +7,11 @@ import { ImageRefused, ImageTooLarge, parseImageDataUrl } from "../../src/signin
 import { DecodeTimeLimit, QrReaderBusy, qrImageReader } from "../../src/signing/qr-reader-pool.ts";
 import { build, type Json, tenant } from "../helpers.ts";
 import {
+  compressedChunk,
+  compressedITXt,
   dataUrl,
   EOI,
+  fcTL,
   finderGrid,
   greyPng,
   ihdr,
@@ -28,6 +31,41 @@ const iend = pngChunk("IEND", Buffer.alloc(0));
 /** The chunks of a valid PNG, then `extra` before IEND. */
 function withChunks(png: Buffer, ...extra: Buffer[]): Buffer {
   return Buffer.concat([png.subarray(0, png.length - iend.length), ...extra, iend]);
+}
+
+/** A GIF header: its logical screen, then one image descriptor of the same size. */
+function gif(width: number, height: number): Buffer {
+  const screen = Buffer.from("GIF89a\0\0\0\0\0\0\0", "latin1");
+  screen.writeUInt16LE(width, 6);
+  screen.writeUInt16LE(height, 8);
+  const descriptor = Buffer.from([0x2c, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 1, 0, 0, 0x3b]);
+  descriptor.writeUInt16LE(width, 5);
+  descriptor.writeUInt16LE(height, 7);
+  return Buffer.concat([screen, descriptor]);
+}
+
+/** A WebP extended header (VP8X) declaring its canvas. */
+function webp(width: number, height: number): Buffer {
+  const vp8x = Buffer.alloc(10);
+  vp8x.writeUIntLE(width - 1, 4, 3);
+  vp8x.writeUIntLE(height - 1, 7, 3);
+  const chunk = Buffer.concat([Buffer.from("VP8X"), Buffer.from([10, 0, 0, 0]), vp8x]);
+  const riff = Buffer.concat([Buffer.from("RIFF"), Buffer.alloc(4), Buffer.from("WEBP"), chunk]);
+  riff.writeUInt32LE(riff.length - 8, 4);
+  return riff;
+}
+
+/** A BMP file and info header. */
+function bmp(width: number, height: number): Buffer {
+  const header = Buffer.alloc(54);
+  header.write("BM", 0, "latin1");
+  header.writeUInt32LE(54, 10);
+  header.writeUInt32LE(40, 14);
+  header.writeInt32LE(width, 18);
+  header.writeInt32LE(height, 22);
+  header.writeUInt16LE(1, 26);
+  header.writeUInt16LE(24, 28);
+  return header;
 }
 
 async function setup(t: Parameters<typeof build>[0]) {
@@ -164,6 +202,32 @@ test("hostile PNGs and JPEGs are refused from their headers, quickly, with a 400
       /only data:image\/png;base64 or data:image\/jpeg;base64/,
     ],
     ["text", "data:text/plain;base64,aGVsbG8=", /not 'data:text\/plain;base64,'/],
+    // APNG: a decoder that honours the animation allocates each frame, so each is read too.
+    [
+      "an APNG frame of 20,000 × 20,000",
+      dataUrl("image/png", withChunks(white, fcTL(0, 20_000, 20_000))),
+      /too large for a QR code \(an animation frame of 20000 × 20000 pixels at \(0, 0\); at most 4,000,000/,
+    ],
+    [
+      "an APNG frame outside its image",
+      dataUrl("image/png", withChunks(white, fcTL(0, 64, 64), fcTL(1, 64, 64, 1, 0))),
+      /animation frame of 64 × 64 pixels at \(1, 0\) lies outside its 64 × 64 image/,
+    ],
+    [
+      "an APNG frame of 0 × 5",
+      dataUrl("image/png", withChunks(white, fcTL(0, 0, 5))),
+      /animation frame declares 0 × 5 pixels/,
+    ],
+    // Other formats' headers declaring 65,535 pixels a side are never handed to a decoder.
+    ["a GIF labelled PNG", dataUrl("image/png", gif(65_535, 65_535)), /image\/png but the bytes are neither/],
+    [
+      "a WebP labelled JPEG",
+      dataUrl("image/jpeg", webp(16_384, 16_384)),
+      /image\/jpeg but the bytes are neither/,
+    ],
+    ["a BMP labelled PNG", dataUrl("image/png", bmp(65_535, 65_535)), /image\/png but the bytes are neither/],
+    ["a WebP", dataUrl("image/webp", webp(16_384, 16_384)), /only data:image\/png;base64 or/],
+    ["a BMP", dataUrl("image/bmp", bmp(65_535, 65_535)), /only data:image\/png;base64 or/],
   ];
   for (const [what, code, reason] of cases) {
     const { res, ms } = await validate(code);
@@ -186,6 +250,42 @@ test("a deflate bomb under a small IHDR is refused by what it inflates to, not d
   const { res, ms } = await validate(dataUrl("image/png", bomb));
   assert.match(refusal(res), /inflates beyond the size its IHDR declares/);
   assert.ok(ms < 1000, `answered in ${ms.toFixed(0)} ms`);
+});
+
+test("compressed metadata that inflates beyond 1 MiB is refused, in every chunk that carries it; a little reads", async (t) => {
+  const { validate } = await setup(t);
+  await validate(dataUrl("image/png", white)); // the thread's start-up is not what is timed
+  const zeros = Buffer.alloc(64 * 2 ** 20);
+  const bombs: [string, Buffer][] = [
+    ["a zTXt of 64 MiB", compressedChunk("zTXt", "Comment", zeros)],
+    ["an iCCP of 64 MiB", compressedChunk("iCCP", "ICC profile", zeros)],
+    ["an iTXt of 64 MiB", compressedITXt("Description", zeros)],
+    [
+      "three zTXt of 512 KiB",
+      Buffer.concat([0, 1, 2].map((n) => compressedChunk("zTXt", `part ${n}`, zeros.subarray(0, 2 ** 19)))),
+    ],
+  ];
+  for (const [what, chunk] of bombs) {
+    const png = withChunks(white, chunk);
+    assert.ok(png.length < 200_000, `${what}: ${png.length} bytes`);
+    const { res, ms } = await validate(dataUrl("image/png", png));
+    assert.match(
+      refusal(res),
+      /its compressed metadata \((zTXt|iCCP|iTXt) and the like\) inflates beyond 1 MiB/,
+      what,
+    );
+    assert.ok(ms < 1000, `${what}: answered in ${ms.toFixed(0)} ms`);
+  }
+  // A colour profile and a comment of ordinary size: the code in the image is read (and, not being
+  // one of this service's codes, fails at decryption).
+  const code = await QRCode.toBuffer("bm90IGVuY3J5cHRlZA==", { errorCorrectionLevel: "H", width: 300 });
+  const annotated = withChunks(
+    code,
+    compressedChunk("iCCP", "sRGB", Buffer.alloc(3_000, 7)),
+    compressedChunk("zTXt", "Comment", Buffer.alloc(500_000, 0x41)),
+  );
+  const { res } = await validate(dataUrl("image/png", annotated));
+  assert.match(refusal(res), /could not be decrypted/);
 });
 
 test("an image without a QR code is a 400 that says so; a wrapped, upper-case data URL of a code reads", async (t) => {
@@ -227,6 +327,17 @@ test("the guard reads every header: sizes, formats and refusals as types", () =>
     ImageTooLarge,
   );
   assert.throws(() => parseImageDataUrl("data:image/webp;base64,UklGRg=="), ImageRefused);
+
+  // Every start-of-frame marker, SOF0 to SOF15, is a frame header; DHT, JPG and DAC, in the same
+  // range, are not, and bytes in them that look like a huge frame are not read as one.
+  const jpegWith = (...segments: Buffer[]) =>
+    dataUrl("image/jpeg", Buffer.concat([SOI, ...segments, SCAN, EOI]));
+  for (let marker = 0xc0; marker <= 0xcf; marker++) {
+    const frames = ![0xc4, 0xc8, 0xcc].includes(marker);
+    const code = jpegWith(jpegFrame(0xc0, 64, 64), jpegFrame(marker, 30_000, 30_000));
+    if (frames) assert.throws(() => parseImageDataUrl(code), ImageTooLarge, marker.toString(16));
+    else assert.equal(parseImageDataUrl(code)?.width, 64, marker.toString(16));
+  }
 });
 
 test("the decoding thread: one image over the time limit is refused and the thread replaced; a full queue is busy", async (t) => {
@@ -244,10 +355,45 @@ test("the decoding thread: one image over the time limit is refused and the thre
   const [first, second, third] = results;
   assert.equal(first?.status, "rejected");
   assert.ok(first?.status === "rejected" && first.reason instanceof DecodeTimeLimit, String(first));
-  assert.match(String((first as PromiseRejectedResult).reason.message), /longer than 500 ms/);
+  assert.match(String((first as PromiseRejectedResult).reason.message), /could not be decoded within 500 ms/);
   assert.deepEqual(second, { status: "fulfilled", value: "hello" }, "the replacement thread decodes");
   assert.ok(third?.status === "rejected" && third.reason instanceof QrReaderBusy, String(third));
   assert.equal(await reader.read(code), "hello");
+});
+
+test("the decoding thread: one that holds more memory than its limit after an image is replaced", async (t) => {
+  const code = parseImageDataUrl(
+    dataUrl("image/png", await QRCode.toBuffer("hello", { errorCorrectionLevel: "H", width: 200 })),
+  );
+  assert.ok(code);
+  // Its WebAssembly memory alone is 21 MB: over a 1 MB limit after every image.
+  const small = qrImageReader({ memoryLimitMb: 1 });
+  t.after(() => small.close());
+  assert.equal(await small.read(code), "hello");
+  assert.equal(await small.read(code), "hello", "the replacement decodes");
+  assert.equal(small.threadsStarted(), 2);
+
+  // The largest image the guard admits by its bytes per pixel: 2,000 × 2,000 16-bit RGBA (32 MB of
+  // pixels) decodes within the default limits, on the thread it started on.
+  const reader = qrImageReader();
+  t.after(() => reader.close());
+  const rgba16 = Buffer.alloc(2000 * (1 + 2000 * 8));
+  const header = Buffer.alloc(13);
+  header.writeUInt32BE(2000, 0);
+  header.writeUInt32BE(2000, 4);
+  header[8] = 16;
+  header[9] = 6;
+  const large = Buffer.concat([
+    PNG_SIGNATURE,
+    pngChunk("IHDR", header),
+    pngChunk("IDAT", zlib.deflateSync(rgba16)),
+    iend,
+  ]);
+  const image = parseImageDataUrl(dataUrl("image/png", large));
+  assert.ok(image);
+  assert.equal(await reader.read(image), null);
+  assert.equal(await reader.read(code), "hello");
+  assert.equal(reader.threadsStarted(), 1);
 });
 
 test("while a large image decodes, the event loop answers: /healthz within 100 ms", async (t) => {
@@ -268,7 +414,7 @@ test("while a large image decodes, the event loop answers: /healthz within 100 m
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
   const { res, ms } = await decoding;
-  assert.match(refusal(res), /no QR code was found|longer than/);
+  assert.match(refusal(res), /no QR code was found|could not be decoded within/);
   assert.ok(ms > 150, `the decode took ${ms.toFixed(0)} ms: too short to show anything`);
   assert.ok(latencies.length >= 5, `${latencies.length} health checks while decoding`);
   const slowest = Math.max(...latencies);
