@@ -24,9 +24,11 @@ import { invoiceRepository } from "./invoices/repository.ts";
 import { invoiceRoutes } from "./invoices/routes.ts";
 import { invoiceService } from "./invoices/service.ts";
 import { validationPool } from "./invoices/validation-pool.ts";
+import { dataKeyStateRepository } from "./keys/key-state-repository.ts";
 import { loadKeyring } from "./keys/keyring.ts";
 import { dataKeyRotation } from "./keys/rotation.ts";
 import { createSealer } from "./keys/sealer.ts";
+import { sealingService } from "./keys/sealing.ts";
 import { catalogRepository } from "./reference/catalog-repository.ts";
 import { productCodes } from "./reference/product-codes.ts";
 import { referenceRoutes } from "./reference/routes.ts";
@@ -75,7 +77,14 @@ export async function createContext(config: Config) {
   }
   const checkpointer = sqliteFile ? startCheckpointer(sqliteFile) : undefined;
   const keyring = loadKeyring(config);
-  const sealer = createSealer(keyring.dataKeys);
+  // The sandbox's keys live in a file that `keys rotate-data-key` adds to: read again when a key
+  // id is unknown, so a running sandbox picks up the rotated key. Production's come from the
+  // environment, which a running process cannot see change.
+  const sealer = createSealer(keyring.dataKeys, {
+    ...(config.mode === "sandbox" ? { reload: () => loadKeyring(config).dataKeys } : {}),
+  });
+  const dataKeyState = dataKeyStateRepository(db);
+  const sealing = sealingService({ sealer, state: dataKeyState });
   const qr = qrCodec(keyring.qrKeys);
   const signer = createSigner(keyring.signingKeys);
   // Its own thread wherever there is another core to run it on.
@@ -115,19 +124,26 @@ export async function createContext(config: Config) {
   const webhooks = webhookRegistrar({
     db,
     webhooks: webhooksRepo,
-    sealer,
+    sealing,
     businessExists: async (id) => (await businessesRepo.findById(id)) !== undefined,
     audit: auditLog,
   });
-  const dataKeys = dataKeyRotation({ db, sealer, invoices: invoicesRepo, webhooks: webhooksRepo });
+  const dataKeys = dataKeyRotation({
+    db,
+    sealer,
+    state: dataKeyState,
+    invoices: invoicesRepo,
+    webhooks: webhooksRepo,
+  });
   const knownProducts = productCodes(catalog);
-  const reference = referenceService({ catalog, productCodes: knownProducts });
+  const reference = referenceService({ db, catalog, productCodes: knownProducts });
   const invoices = invoiceService({
     db,
     invoices: invoicesRepo,
     businesses: businessesRepo,
     profiles: businessProfiles(businessesRepo),
     sealer,
+    sealing,
     preparer: preparations,
     signer,
     validate: validations.validate,

@@ -1,5 +1,5 @@
 import { createHmac, randomBytes, randomInt, randomUUID, timingSafeEqual } from "node:crypto";
-import type { Db } from "../db/database.ts";
+import { type Db, writeTransaction } from "../db/database.ts";
 import { DomainError } from "../http/errors.ts";
 import type { AuditLogRepository } from "../signing/audit-log.ts";
 import { canonicalBusinessId } from "./ids.ts";
@@ -46,7 +46,7 @@ export function businessService(deps: {
       if (input.serviceId !== undefined && !SERVICE_ID_PATTERN.test(input.serviceId)) {
         throw invalid(`service id '${input.serviceId}' must be 8 uppercase letters or digits`);
       }
-      return db.transaction().execute(async (tx) => {
+      return writeTransaction(db, async (tx) => {
         const id = input.id === undefined ? randomUUID() : canonicalBusinessId(input.id);
         if (await businesses.findById(id, tx)) throw invalid(`a business with id ${id} already exists`);
         let serviceId = input.serviceId;
@@ -97,7 +97,7 @@ export function businessService(deps: {
       const apiKey = `ak_${randomBytes(16).toString("hex")}`;
       const apiSecret = `sk_${randomBytes(32).toString("base64url")}`;
       const createdAt = new Date().toISOString();
-      await db.transaction().execute(async (tx) => {
+      await writeTransaction(db, async (tx) => {
         await businesses.insertKey(
           {
             api_key: apiKey,
@@ -121,7 +121,7 @@ export function businessService(deps: {
       if (!key) throw invalid(`API key ${apiKey} does not exist`);
       const revokedAt = key.revoked_at ?? new Date().toISOString();
       if (!key.revoked_at) {
-        await db.transaction().execute(async (tx) => {
+        await writeTransaction(db, async (tx) => {
           await businesses.revokeKey(apiKey, revokedAt, tx);
           await audit.append(
             { at: revokedAt, actor, action: "key.revoked", business_id: key.business_id, subject: apiKey },

@@ -390,11 +390,12 @@ keys
 keys
   .command("rotate-data-key")
   .description(
-    "re-encrypt every sealed value under a new data key (sandbox: generated; production: the first of EINVOICE_DATA_KEYS)",
+    "make a new data key current for every running process, then re-encrypt every sealed value under it (sandbox: generated; production: the first of EINVOICE_DATA_KEYS, which every process must already have in its list)",
   )
   .action(async () => {
     const config = loadConfig();
-    // In production the operator has already put the new key first in EINVOICE_DATA_KEYS.
+    // In production the operator has already put the new key first in EINVOICE_DATA_KEYS here, and
+    // in the servers' lists: they seal under it as soon as the re-encryption has recorded it.
     const added = config.mode === "production" ? undefined : rotateSandboxDataKey(config.dataDir);
     await withContext(async (ctx) => ({
       ...(await ctx.dataKeys.resealAll()),

@@ -137,6 +137,9 @@ const SQLITE_BUSY_TIMEOUT_MS = 5000;
  * the lock is tried without waiting; when another process holds it, the connection is released and
  * the attempt repeated a moment later, so the process goes on reading, validating and preparing
  * the next batch meanwhile. PostgreSQL transactions wait on the server, which blocks nothing here.
+ * This is the one way services write in a transaction (Kysely's `db.transaction()` would wait in
+ * the busy handler, up to 5 s with the event loop stopped); repositories never open one: they write
+ * in the `tx` they are given.
  *
  * With `flush: false` the commit does not wait for the disk (SQLite `synchronous = NORMAL`,
  * PostgreSQL `synchronous_commit = off`): for writes that may be lost in a power cut as long as

@@ -247,6 +247,9 @@ const migrations: Record<string, Migration> = {
     async up(db: Kysely<unknown>) {
       // Kysely runs SQLite migrations outside a transaction: one of its own, so a backfill cut short
       // leaves the columns unadded rather than half filled (PostgreSQL's migrations run in one).
+      // Not writeTransaction: the migrator already holds the connection (the non-blocking wait
+      // gives it back between tries), and migrations run before the process serves anything, so a
+      // wait in SQLite's busy handler stalls no request.
       if (engineOf(db) === "sqlite") await db.transaction().execute(partialPayments);
       else await partialPayments(db);
     },
@@ -273,6 +276,20 @@ const migrations: Record<string, Migration> = {
         .on("idempotency_keys")
         .column("created_at")
         .execute();
+    },
+  },
+  "0010_data_key_state": {
+    async up(db: Kysely<unknown>) {
+      // The data key new values are sealed under, once `keys rotate-data-key` has chosen one (null:
+      // the first configured key). One row, present from the start: every write that seals reads
+      // it, and on PostgreSQL share-locks it, so the rotation's update waits for those writes.
+      await db.schema
+        .createTable("data_key_state")
+        .addColumn("id", "integer", (c) => c.primaryKey().check(sql`id = 1`))
+        .addColumn("kid", "text")
+        .addColumn("rotated_at", "text")
+        .execute();
+      await sql`insert into data_key_state (id, kid, rotated_at) values (1, null, null)`.execute(db);
     },
   },
 };

@@ -158,6 +158,13 @@ export interface IdempotencyKeyTable {
   response: string | null;
 }
 
+/** One row: the data key `keys rotate-data-key` made current (null: the first configured one). */
+export interface DataKeyStateTable {
+  id: number;
+  kid: string | null;
+  rotated_at: string | null;
+}
+
 export interface Database {
   businesses: BusinessTable;
   api_keys: ApiKeyTable;
@@ -170,6 +177,7 @@ export interface Database {
   audit_log: AuditLogTable;
   webhooks: WebhookTable;
   idempotency_keys: IdempotencyKeyTable;
+  data_key_state: DataKeyStateTable;
 }
 
 export type Business = Selectable<BusinessTable>;

@@ -160,20 +160,32 @@ export function invoiceRepository(db: Db) {
       return Number(result.numUpdatedRows) === 1;
     },
 
-    /** Sealed values not yet under `kid`, a page at a time (for data-key rotation). */
-    async sealedNotUnder(kid: string, limit: number, tx: Executor = db) {
+    /**
+     * Sealed values not under `kid`, by IRN after `after`, a page at a time (for data-key rotation).
+     * The key id is compared exactly, as a prefix of the value: no pattern, no wildcard.
+     */
+    async sealedNotUnder(kid: string, after: string, limit: number, tx: Executor = db) {
+      const prefix = `v1.${kid}.`;
       return tx
         .selectFrom("invoices")
         .select(["irn", "sealed"])
+        .where("irn", ">", after)
         .where("sealed", "is not", null)
-        .where("sealed", "not like", `v1.${kid}.%`)
+        .where(sql<string>`substr(sealed, 1, ${prefix.length})`, "<>", prefix)
         .orderBy("irn")
         .limit(limit)
         .execute();
     },
 
-    async setSealed(irn: string, sealed: string, tx: Executor = db): Promise<void> {
-      await tx.updateTable("invoices").set({ sealed }).where("irn", "=", irn).execute();
+    /** Replaces a sealed value only while it is still `from`. */
+    async setSealedIf(irn: string, from: string, sealed: string, tx: Executor = db): Promise<boolean> {
+      const result = await tx
+        .updateTable("invoices")
+        .set({ sealed })
+        .where("irn", "=", irn)
+        .where("sealed", "=", from)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) === 1;
     },
 
     /** One page of a business's hash chain, in order. */

@@ -8,6 +8,7 @@ import type { InvoiceTable } from "../db/schema.ts";
 import { capViolations, DomainError, summarize, type Violation } from "../http/errors.ts";
 import { BATCH_FINDINGS_PER_DOCUMENT, BATCH_MAX_LINES } from "../http/limits.ts";
 import type { Sealer } from "../keys/sealer.ts";
+import type { SealingService } from "../keys/sealing.ts";
 import type { PaymentStatus } from "../reference/data.ts";
 import type { ProductCodes } from "../reference/product-codes.ts";
 import { irnProblem } from "../signing/irn.ts";
@@ -87,6 +88,8 @@ export function invoiceService(deps: {
   businesses: Pick<BusinessRepository, "lockChains" | "setChainHeads">;
   profiles: Pick<BusinessProfiles, "find">;
   sealer: Sealer;
+  /** The key sealed values are stored under, read in the transaction that stores them. */
+  sealing: Pick<SealingService, "under">;
   /** Works out the per-invoice cryptography of a sign. */
   preparer: Pick<Preparer, "prepare">;
   signer: Pick<Signer, "signCanonical">;
@@ -114,6 +117,7 @@ export function invoiceService(deps: {
     businesses,
     profiles,
     sealer,
+    sealing,
     preparer,
     signer,
     validate,
@@ -210,6 +214,11 @@ export function invoiceService(deps: {
    */
   async function signInto(tx: Executor, batch: readonly Submission[]): Promise<Outcome<Registered>[]> {
     const businessIds = [...new Set(batch.map((s) => s.businessId))];
+    // The preparation thread sealed under its first key; a rotation may have made another current.
+    if (batch.some((s) => s.row.sealed !== null)) {
+      const under = await sealing.under(tx);
+      for (const s of batch) if (s.row.sealed !== null) s.row.sealed = under.reseal(s.row.sealed, s.row.irn);
+    }
     // The reads come before the chains are locked, so the lock is held for the writes alone (on
     // PostgreSQL, every statement under it is a round trip that every other sign of the business
     // waits for). An IRN registered meanwhile by another process still fails on the constraint.
@@ -396,7 +405,7 @@ export function invoiceService(deps: {
     actor: string,
   ): Promise<{ jobId: number } | { status: InvoiceStatus }> {
     const at = new Date().toISOString();
-    return db.transaction().execute(async (tx) => {
+    return writeTransaction(db, async (tx) => {
       if (await invoices.changeStatusIf(row.irn, from, { status: "TRANSMITTING", updated_at: at }, tx)) {
         await invoices.addEvent(row.irn, { at, type: "transmission_queued", actor, detail: {} }, tx);
         return { jobId: await transmission.enqueueDelivery(row.irn, row.business_id, at, tx) };

@@ -127,35 +127,37 @@ export function catalogRepository(db: Db) {
       return (await tx.selectFrom("products").select("hscode").execute()).map((row) => row.hscode);
     },
 
-    /** Replaces a whole catalog in one transaction: readers see the old one or the new one, never a mix. */
+    /**
+     * Replaces a whole catalog in the caller's transaction: readers see the old one or the new one,
+     * never a mix.
+     */
     async replace(
       catalog:
         | { table: "products"; rows: readonly ProductTable[] }
         | { table: "services"; rows: readonly ServiceTable[] },
+      tx: Executor,
       onProgress?: (done: number) => void,
     ): Promise<void> {
       const batch = 500;
-      await db.transaction().execute(async (tx) => {
-        await tx.deleteFrom(catalog.table).execute();
-        // The trigram index reads the products table but is not updated with it: rebuilt below.
-        for (let i = 0; i < catalog.rows.length; i += batch) {
-          if (catalog.table === "products") {
-            await tx
-              .insertInto("products")
-              .values(catalog.rows.slice(i, i + batch))
-              .execute();
-          } else {
-            await tx
-              .insertInto("services")
-              .values(catalog.rows.slice(i, i + batch))
-              .execute();
-          }
-          onProgress?.(Math.min(i + batch, catalog.rows.length));
+      await tx.deleteFrom(catalog.table).execute();
+      // The trigram index reads the products table but is not updated with it: rebuilt below.
+      for (let i = 0; i < catalog.rows.length; i += batch) {
+        if (catalog.table === "products") {
+          await tx
+            .insertInto("products")
+            .values(catalog.rows.slice(i, i + batch))
+            .execute();
+        } else {
+          await tx
+            .insertInto("services")
+            .values(catalog.rows.slice(i, i + batch))
+            .execute();
         }
-        if (catalog.table === "products" && engineOf(tx) === "sqlite") {
-          await sql`insert into product_trigrams (product_trigrams) values ('rebuild')`.execute(tx);
-        }
-      });
+        onProgress?.(Math.min(i + batch, catalog.rows.length));
+      }
+      if (catalog.table === "products" && engineOf(tx) === "sqlite") {
+        await sql`insert into product_trigrams (product_trigrams) values ('rebuild')`.execute(tx);
+      }
     },
   };
 }

@@ -1,3 +1,4 @@
+import { type Db, writeTransaction } from "../db/database.ts";
 import { readHsProducts, readIsicServices } from "./catalog-import.ts";
 import type { CatalogRepository, Page, ProductFilter, ServiceFilter } from "./catalog-repository.ts";
 import { CURRENCIES } from "./currencies.ts";
@@ -6,11 +7,12 @@ import { LGAS } from "./lgas.ts";
 import type { ProductCodes } from "./product-codes.ts";
 
 export function referenceService(deps: {
+  db: Db;
   catalog: CatalogRepository;
   /** Told when this process imports a product catalog. */
   productCodes?: Pick<ProductCodes, "forget">;
 }) {
-  const { catalog } = deps;
+  const { db, catalog } = deps;
   return {
     currencies: () => CURRENCIES,
     invoiceTypes: () => INVOICE_TYPES,
@@ -44,14 +46,18 @@ export function referenceService(deps: {
 
     async importProducts(file: string, onProgress?: (done: number, total: number) => void) {
       const rows = readHsProducts(file);
-      await catalog.replace({ table: "products", rows }, (done) => onProgress?.(done, rows.length));
+      await writeTransaction(db, (tx) =>
+        catalog.replace({ table: "products", rows }, tx, (done) => onProgress?.(done, rows.length)),
+      );
       deps.productCodes?.forget();
       return { catalog: "products", imported: rows.length };
     },
 
     async importServices(file: string, onProgress?: (done: number, total: number) => void) {
       const rows = readIsicServices(file);
-      await catalog.replace({ table: "services", rows }, (done) => onProgress?.(done, rows.length));
+      await writeTransaction(db, (tx) =>
+        catalog.replace({ table: "services", rows }, tx, (done) => onProgress?.(done, rows.length)),
+      );
       return { catalog: "services", imported: rows.length };
     },
   };

@@ -1,5 +1,5 @@
 import { actorOf, type Principal } from "../businesses/service.ts";
-import type { Db } from "../db/database.ts";
+import { type Db, writeTransaction } from "../db/database.ts";
 import { DomainError, summarize } from "../http/errors.ts";
 import type { InvoiceRepository } from "../invoices/repository.ts";
 import { checkReport } from "./checks.ts";
@@ -31,7 +31,7 @@ export function reportService(deps: {
         });
       }
       const at = new Date().toISOString();
-      await db.transaction().execute(async (tx) => {
+      await writeTransaction(db, async (tx) => {
         await reports.insert(
           {
             irn: report.irn,

@@ -5,6 +5,7 @@ import type { OutboxJob } from "../db/schema.ts";
 import type { InvoiceRepository } from "../invoices/repository.ts";
 import { openDocument } from "../invoices/stored-document.ts";
 import type { Sealer } from "../keys/sealer.ts";
+import type { SealingService } from "../keys/sealing.ts";
 import type { AuditLogRepository } from "../signing/audit-log.ts";
 import { type AuthorityConnector, DeliveryError } from "./authority.ts";
 import type { OutboxRepository } from "./outbox-repository.ts";
@@ -411,7 +412,7 @@ export type TransmissionService = ReturnType<typeof transmissionService>;
 export function webhookRegistrar(deps: {
   db: Db;
   webhooks: WebhookRepository;
-  sealer: Pick<Sealer, "seal">;
+  sealing: Pick<SealingService, "under">;
   businessExists: (id: string) => Promise<boolean>;
   audit: Pick<AuditLogRepository, "append">;
 }) {
@@ -430,7 +431,7 @@ export function webhookRegistrar(deps: {
       const secret = `whsec_${randomBytes(24).toString("base64url")}`;
       const at = new Date().toISOString();
       await deps.db.transaction().execute(async (tx) => {
-        const sealed = deps.sealer.seal(secret, businessId);
+        const sealed = (await deps.sealing.under(tx)).seal(secret, businessId);
         await deps.webhooks.upsert(
           { business_id: businessId, url: parsed.toString(), secret: sealed, created_at: at },
           tx,

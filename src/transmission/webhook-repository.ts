@@ -17,8 +17,15 @@ export function webhookRepository(db: Db) {
     async all(tx: Executor = db): Promise<WebhookTable[]> {
       return tx.selectFrom("webhooks").selectAll().execute();
     },
-    async setSecret(businessId: string, secret: string, tx: Executor = db): Promise<void> {
-      await tx.updateTable("webhooks").set({ secret }).where("business_id", "=", businessId).execute();
+    /** Replaces the sealed secret only while it is still `from` (data-key rotation). */
+    async setSecretIf(businessId: string, from: string, secret: string, tx: Executor = db): Promise<boolean> {
+      const result = await tx
+        .updateTable("webhooks")
+        .set({ secret })
+        .where("business_id", "=", businessId)
+        .where("secret", "=", from)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) === 1;
     },
     /** Which of these businesses have a webhook. */
     async subscribed(businessIds: readonly string[], tx: Executor = db): Promise<Set<string>> {

@@ -32,6 +32,7 @@ test(`product codes on ${ENGINE}: kept for a while, refreshed after it, at once 
 
   // An import in this process is seen at once.
   const reference = referenceService({
+    db: ctx.db,
     catalog: catalogRepository(ctx.db),
     productCodes: codes,
   });
