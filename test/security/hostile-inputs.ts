@@ -1,9 +1,11 @@
+import fs from "node:fs";
+import path from "node:path";
 /**
  * Requests made to cost the server more than their size: each is what an attacker would send to
  * stall the event loop or exhaust memory with one request. Each attack says what a correct server
  * answers; the hostile test sends them to a real server.
  */
-import { freshInvoice, type Json, type Tenant } from "../helpers.ts";
+import { freshInvoice, type Json, REPO_ROOT, type Tenant } from "../helpers.ts";
 import { dataUrl, EOI, ihdr, jpegFrame, PNG_SIGNATURE, pngChunk, SCAN, SOI } from "../signing/png.ts";
 
 export type Attack = {
@@ -111,7 +113,8 @@ function png(...chunks: Buffer[]): string {
   return JSON.stringify({ code: dataUrl("image/png", Buffer.concat([PNG_SIGNATURE, ...chunks])) });
 }
 
-export function attacks(who: Tenant): Attack[] {
+/** Every attack, for the business `who` whose certificate (for qr-code/create) is `certificate`. */
+export function attacks(who: Tenant, certificate: string): Attack[] {
   const minimal = () => freshInvoice(who, "invoice-minimal");
   return [
     ...patternedFields(who),
@@ -291,6 +294,20 @@ export function attacks(who: Tenant): Attack[] {
             Buffer.concat([SOI, jpegFrame(0xc0, 100, 100), jpegFrame(0xc2, 60_000, 60_000), SCAN, EOI]),
           ),
         }),
+    },
+    {
+      name: "qr-code/create with an RSA-8192 public key",
+      path: `${API}/qr-code/create`,
+      statuses: [400],
+      body: () =>
+        JSON.stringify({
+          public_key: fs
+            .readFileSync(path.join(REPO_ROOT, "test", "signing", "fixtures", "rsa-8192.public.pem"))
+            .toString("base64"),
+          certificate,
+          irn: String(minimal().irn),
+        }),
+      check: detailsMatch(/at most 4096 bits/),
     },
     {
       name: "an IRN of 200 characters in the path",

@@ -80,6 +80,7 @@ test(`hostile requests to a real server on ${ENGINE}: bounded answers, /healthz 
   };
   const setup = await createContext(loadConfig(env));
   const who = await tenant(setup);
+  const certificate = (await setup.businesses.find(who.business_id))?.certificate ?? "";
   await setup.close();
 
   const port = await freePort();
@@ -138,7 +139,7 @@ test(`hostile requests to a real server on ${ENGINE}: bounded answers, /healthz 
 
   const failures: string[] = [];
   const windows: { name: string; from: number; to: number }[] = [];
-  for (const attack of attacks(who)) {
+  for (const attack of attacks(who, certificate)) {
     const body = attack.body();
     const from = Date.now();
     let status = 0;
