@@ -95,7 +95,7 @@ export async function createContext(config: Config) {
     audit: auditLog,
     pepper: keyring.pepper,
   });
-  const metrics = outboxMetrics();
+  const metrics = outboxMetrics({ refreshMs: config.metricsRefreshMs });
   const counters = serviceMetrics(metrics.registry);
   const webhooksRepo = webhookRepository(db);
   const transmission = transmissionService({
