@@ -45,7 +45,8 @@ import { builtinAuthority, httpAuthority } from "./transmission/authority.ts";
 import { outboxMetrics } from "./transmission/metrics.ts";
 import { outboxRepository } from "./transmission/outbox-repository.ts";
 import { metricsRoutes } from "./transmission/routes.ts";
-import { transmissionService, webhookRegistrar } from "./transmission/service.ts";
+import { transmissionService } from "./transmission/service.ts";
+import { webhookRegistrar } from "./transmission/webhook-registrar.ts";
 import { webhookRepository } from "./transmission/webhook-repository.ts";
 import { createWorker } from "./transmission/worker.ts";
 

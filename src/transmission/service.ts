@@ -1,11 +1,18 @@
 import { createHmac, randomBytes, randomUUID } from "node:crypto";
-import { canonicalBusinessId } from "../businesses/ids.ts";
 import { type Db, type Executor, engineOf, writeTransaction } from "../db/database.ts";
 import type { OutboxJob } from "../db/schema.ts";
 import type { InvoiceRepository } from "../invoices/repository.ts";
 import { openDocument } from "../invoices/stored-document.ts";
 import type { Sealer } from "../keys/sealer.ts";
-import type { AuditLogRepository } from "../signing/audit-log.ts";
+import {
+  backoffMs,
+  cutOffReason,
+  type OutboxSettings,
+  OutOfAttempts,
+  outOfAttempts,
+  timeLimit,
+  withTimeout,
+} from "./attempts.ts";
 import { type AuthorityConnector, DeliveryError, isRedirect, redirectOf } from "./authority.ts";
 import type { OutboxRepository } from "./outbox-repository.ts";
 import type { WebhookRepository } from "./webhook-repository.ts";
@@ -16,32 +23,11 @@ export type EventType =
   | "invoice.transmission_failed"
   | "invoice.payment_updated";
 
-export type OutboxSettings = {
-  maxAttempts: number;
-  retryBaseMs: number;
-  retryMaxMs: number;
-  leaseMs: number;
-  deliveryTimeoutMs: number;
-};
+export type { OutboxSettings };
 
 export type Outcome = "delivered" | "retry" | "failed" | "lost" | "skipped";
 
 const iso = (ms: number) => new Date(ms).toISOString();
-
-/** The most an attempt leaves of its lease for recording its outcome. */
-const LEASE_MARGIN_MS = 1000;
-
-/** A claim past the retry budget: the last attempt it allowed never finished. */
-class OutOfAttempts extends Error {}
-
-/** Exponential backoff with jitter: half the step fixed, half random, so retries spread out. */
-export function backoffMs(
-  attempt: number,
-  settings: Pick<OutboxSettings, "retryBaseMs" | "retryMaxMs">,
-): number {
-  const step = Math.min(settings.retryMaxMs, settings.retryBaseMs * 2 ** Math.max(0, attempt - 1));
-  return Math.round(step / 2 + Math.random() * (step / 2));
-}
 
 /** `t=<unix>,v1=<hex HMAC-SHA256(secret, "t.body")>`, as receivers verify it. */
 export function webhookSignature(secret: string, body: string, unixSeconds: number): string {
@@ -105,38 +91,8 @@ export function transmissionService(deps: {
   const write = <T>(work: (tx: Executor) => Promise<T>): Promise<T> =>
     engineOf(db) === "postgres" ? work(db) : writeTransaction(db, work);
 
-  async function withTimeout<T>(ms: number, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
-    const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(new DeliveryError(`no answer within ${ms} ms`)), ms);
-    try {
-      return await work(controller.signal);
-    } catch (err) {
-      if (controller.signal.aborted) throw new DeliveryError(`no answer within ${ms} ms`);
-      throw err;
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-
-  /**
-   * How long this attempt may run: its own limit, but never past its lease (less a moment to
-   * record the outcome). Once the lease ends another worker may take the job over, and a delivery
-   * still under way here would then be made twice at once.
-   */
-  function timeLimit(job: OutboxJob, timeoutMs: number): number {
-    if (!job.lease_expires_at) return timeoutMs;
-    const margin = Math.min(LEASE_MARGIN_MS, settings.leaseMs / 10);
-    return Math.max(1, Math.min(timeoutMs, Date.parse(job.lease_expires_at) - margin - Date.now()));
-  }
-
-  /**
-   * The claim counted the attempt before it ran: a count past the budget means the last attempt
-   * the budget allowed never finished (its worker died or lost the lease mid-delivery), and the
-   * job is not tried again.
-   */
-  const exhausted = (job: OutboxJob) => job.attempts > settings.maxAttempts;
-  const incomplete = () =>
-    `the delivery did not complete: attempt ${settings.maxAttempts} of ${settings.maxAttempts} was cut off (its worker stopped or lost its lease mid-delivery)`;
+  const exhausted = (job: OutboxJob) => outOfAttempts(job, settings);
+  const incomplete = () => cutOffReason(settings);
 
   async function deliver(job: OutboxJob, owner: string, timeoutMs: number): Promise<Outcome> {
     const irn = job.irn as string;
@@ -164,7 +120,7 @@ export function transmissionService(deps: {
     const started = Date.now();
     try {
       if (exhausted(job)) throw new OutOfAttempts(incomplete());
-      const receipt = await withTimeout(timeLimit(job, timeoutMs), (signal) =>
+      const receipt = await withTimeout(timeLimit(job, timeoutMs, settings), (signal) =>
         authority.deliver(
           { irn, businessId: invoice.business_id, document: openDocument(invoice, sealer) },
           signal,
@@ -312,7 +268,7 @@ export function transmissionService(deps: {
     const body = job.payload;
     try {
       if (exhausted(job)) throw new OutOfAttempts(incomplete());
-      const response = await withTimeout(timeLimit(job, timeoutMs), async (signal) => {
+      const response = await withTimeout(timeLimit(job, timeoutMs, settings), async (signal) => {
         const secret = sealer.open(hook.secret, hook.business_id);
         const answer = await fetch(hook.url, {
           method: "POST",
@@ -475,46 +431,3 @@ export function transmissionService(deps: {
 }
 
 export type TransmissionService = ReturnType<typeof transmissionService>;
-
-/** A webhook registration: the URL and a new signing secret, shown once. */
-export function webhookRegistrar(deps: {
-  db: Db;
-  webhooks: WebhookRepository;
-  sealer: Pick<Sealer, "seal">;
-  businessExists: (id: string) => Promise<boolean>;
-  audit: Pick<AuditLogRepository, "append">;
-}) {
-  return {
-    async set(id: string, url: string, actor = "cli") {
-      const businessId = canonicalBusinessId(id);
-      let parsed: URL;
-      try {
-        parsed = new URL(url);
-      } catch {
-        throw new Error(`'${url}' is not a URL`);
-      }
-      if (parsed.protocol !== "https:" && parsed.protocol !== "http:")
-        throw new Error("the webhook URL must be http or https");
-      if (!(await deps.businessExists(businessId))) throw new Error(`business ${businessId} does not exist`);
-      const secret = `whsec_${randomBytes(24).toString("base64url")}`;
-      const at = new Date().toISOString();
-      await writeTransaction(deps.db, async (tx) => {
-        const sealed = deps.sealer.seal(secret, businessId);
-        await deps.webhooks.upsert(
-          { business_id: businessId, url: parsed.toString(), secret: sealed, created_at: at },
-          tx,
-        );
-        await deps.audit.append(
-          { at, actor, action: "webhook.set", business_id: businessId, subject: parsed.toString() },
-          tx,
-        );
-      });
-      return {
-        business_id: businessId,
-        url: parsed.toString(),
-        secret,
-        signature_header: "X-Einvoice-Signature: t=<unix>,v1=<hex HMAC-SHA256(secret, t + '.' + body)>",
-      };
-    },
-  };
-}
