@@ -56,13 +56,15 @@ const Env = Type.Object({
   EINVOICE_WORKER_POLL_MS: Type.Integer({ minimum: 10, maximum: 60_000, default: 500 }),
   /** How long transmit and sign-transmit wait for the authority before answering 503 (queued). */
   EINVOICE_TRANSMIT_WAIT_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 5000 }),
-  /** The time limit of one delivery attempt. */
+  /** The time limit of one delivery attempt (shorter than the lease). */
   EINVOICE_DELIVERY_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 300_000, default: 10_000 }),
   EINVOICE_MAX_ATTEMPTS: Type.Integer({ minimum: 1, maximum: 1000, default: 12 }),
   EINVOICE_RETRY_BASE_MS: Type.Integer({ minimum: 1, maximum: 3_600_000, default: 1000 }),
   EINVOICE_RETRY_MAX_MS: Type.Integer({ minimum: 1, maximum: 86_400_000, default: 300_000 }),
   /** A claimed job not finished by then is taken over by another worker. */
   EINVOICE_LEASE_MS: Type.Integer({ minimum: 100, maximum: 3_600_000, default: 60_000 }),
+  /** The most a scrape's outbox gauges may lag behind the database (they are a cached snapshot). */
+  EINVOICE_METRICS_REFRESH_MS: Type.Integer({ minimum: 100, maximum: 3_600_000, default: 5000 }),
   /** How long a request waits for another one with the same Idempotency-Key before a 409. */
   EINVOICE_IDEMPOTENCY_WAIT_MS: Type.Integer({ minimum: 0, maximum: 600_000, default: 30_000 }),
   /** A supplier TIN other than the signing business's registered TIN: `off` warns, `on` refuses. */
@@ -102,6 +104,7 @@ export type Config = {
     retryMaxMs: number;
     leaseMs: number;
   };
+  metricsRefreshMs: number;
 };
 
 export class ConfigError extends Error {}
@@ -164,7 +167,15 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       retryMaxMs: parsed.EINVOICE_RETRY_MAX_MS,
       leaseMs: parsed.EINVOICE_LEASE_MS,
     },
+    metricsRefreshMs: parsed.EINVOICE_METRICS_REFRESH_MS,
   };
+  // A delivery still running when its lease ends would be taken over and made a second time, by
+  // another worker, while the first is still under way.
+  if (config.outbox.deliveryTimeoutMs >= config.outbox.leaseMs) {
+    throw new ConfigError(
+      `EINVOICE_DELIVERY_TIMEOUT_MS (${config.outbox.deliveryTimeoutMs}) must be shorter than EINVOICE_LEASE_MS (${config.outbox.leaseMs}): a delivery must end before its lease can pass to another worker`,
+    );
+  }
   if (config.mode === "production") {
     const missing = [
       config.secretPepper ? null : "EINVOICE_SECRET_PEPPER",

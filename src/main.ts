@@ -47,7 +47,8 @@ import { builtinAuthority, httpAuthority } from "./transmission/authority.ts";
 import { outboxMetrics } from "./transmission/metrics.ts";
 import { outboxRepository } from "./transmission/outbox-repository.ts";
 import { metricsRoutes } from "./transmission/routes.ts";
-import { transmissionService, webhookRegistrar } from "./transmission/service.ts";
+import { transmissionService } from "./transmission/service.ts";
+import { webhookRegistrar } from "./transmission/webhook-registrar.ts";
 import { webhookRepository } from "./transmission/webhook-repository.ts";
 import { createWorker } from "./transmission/worker.ts";
 
@@ -107,7 +108,7 @@ export async function createContext(config: Config) {
     audit: auditLog,
     pepper: keyring.pepper,
   });
-  const metrics = outboxMetrics();
+  const metrics = outboxMetrics({ refreshMs: config.metricsRefreshMs });
   const counters = serviceMetrics(metrics.registry);
   const webhooksRepo = webhookRepository(db);
   const transmission = transmissionService({

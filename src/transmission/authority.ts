@@ -36,6 +36,16 @@ export function builtinAuthority(): AuthorityConnector {
   };
 }
 
+/** 3xx with somewhere to go (304 Not Modified goes nowhere, but is no answer to a delivery either). */
+export const isRedirect = (status: number) => status >= 300 && status <= 399;
+
+/** `302 to <Location>` for the record, the location cut short: it is the remote side's text. */
+export function redirectOf(response: Pick<Response, "status" | "headers">): string {
+  const location = response.headers.get("location");
+  const shown = location === null ? "no Location" : JSON.stringify(location.slice(0, 300));
+  return `${response.status} to ${shown}`;
+}
+
 type Envelope = { status?: boolean; code?: number; message?: string; data?: unknown; error?: unknown };
 
 /**
@@ -69,10 +79,16 @@ export function httpAuthority(options: {
         headers: irn ? { ...headers, "idempotency-key": irn } : headers,
         body: body === undefined ? undefined : JSON.stringify(body),
         signal,
+        // The credentials go to the configured upstream only, never to wherever it points on.
+        redirect: "manual",
       });
     } catch (err) {
       const cause = (err as { cause?: { code?: string } }).cause?.code;
       throw new DeliveryError(`upstream unreachable: ${cause ?? (err as Error).message}`);
+    }
+    if (isRedirect(response.status)) {
+      await response.body?.cancel();
+      throw new DeliveryError(`upstream answered a redirect: ${redirectOf(response)}`);
     }
     let envelope: Envelope = {};
     try {

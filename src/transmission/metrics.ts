@@ -4,20 +4,29 @@ import type { Outcome, TransmissionService } from "./service.ts";
 type Stats = Awaited<ReturnType<TransmissionService["stats"]>>;
 
 /**
- * Prometheus view of the outbox, read from the database at scrape time, so every process reports
- * the same totals; the settled counter is this process's own.
+ * Prometheus view of the outbox, read from the database, so every process reports the same totals;
+ * the settled counter is this process's own. Counting the jobs reads the whole outbox, which is
+ * never pruned: scrapes are public and may come often, so they read a snapshot, counted again at
+ * most once per `refreshMs` however many scrapes come (and its age is reported beside it).
  */
-export function outboxMetrics() {
+export function outboxMetrics(options: { refreshMs: number }) {
   const registry = new Registry();
   let source: Pick<TransmissionService, "stats"> | undefined;
-  // The registry collects every metric at once; one query per scrape serves all three gauges.
-  let inFlightQuery: Promise<Stats> | undefined;
-  const snapshot = (): Promise<Stats> => {
-    if (!source) return Promise.resolve([]);
-    inFlightQuery ??= source.stats().finally(() => {
-      inFlightQuery = undefined;
+  let taken: { at: number; stats: Stats } | undefined;
+  // One count at a time: the scrapes that find the snapshot stale while it is counted share it.
+  let counting: Promise<Stats> | undefined;
+  const snapshot = async (): Promise<Stats> => {
+    if (!source) return [];
+    if (taken && Date.now() - taken.at < options.refreshMs) return taken.stats;
+    counting ??= (async (from) => {
+      const at = Date.now();
+      const stats = await from.stats();
+      taken = { at, stats };
+      return stats;
+    })(source).finally(() => {
+      counting = undefined;
     });
-    return inFlightQuery;
+    return counting;
   };
 
   const settled = new Counter({
@@ -59,6 +68,15 @@ export function outboxMetrics() {
           this.set({ kind: row.kind }, Math.max(0, (Date.now() - Date.parse(row.oldest)) / 1000));
         }
       }
+    },
+  });
+  new Gauge({
+    name: "einvoice_outbox_snapshot_age_seconds",
+    help: "Age of the outbox counts the other outbox gauges report",
+    registers: [registry],
+    async collect() {
+      await snapshot();
+      this.set(taken ? Math.max(0, (Date.now() - taken.at) / 1000) : 0);
     },
   });
   return {

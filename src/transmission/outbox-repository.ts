@@ -38,12 +38,17 @@ export function outboxRepository(db: Db) {
 
     /**
      * Claims due jobs whose lease is free or expired (a worker that died loses its jobs this way).
-     * One statement, so two claimers never take the same job.
+     * One statement, so two claimers never take the same job. The claim counts the attempt: one
+     * whose worker dies mid-delivery is never settled, and must still use up the retry budget.
      */
-    async claimDue(lease: Lease, limit: number): Promise<OutboxJob[]> {
-      return db
+    async claimDue(lease: Lease, limit: number, tx: Executor = db): Promise<OutboxJob[]> {
+      return tx
         .updateTable("outbox_jobs")
-        .set({ lease_owner: lease.owner, lease_expires_at: lease.until })
+        .set((eb) => ({
+          lease_owner: lease.owner,
+          lease_expires_at: lease.until,
+          attempts: eb("attempts", "+", 1),
+        }))
         .where("id", "in", (eb) =>
           eb
             .selectFrom("outbox_jobs")
@@ -60,11 +65,15 @@ export function outboxRepository(db: Db) {
         .execute();
     },
 
-    /** Claims one job now, due or not, unless another worker holds it. */
-    async claim(id: number, lease: Lease): Promise<OutboxJob | undefined> {
-      return db
+    /** Claims one job now, due or not, unless another worker holds it; counts the attempt too. */
+    async claim(id: number, lease: Lease, tx: Executor = db): Promise<OutboxJob | undefined> {
+      return tx
         .updateTable("outbox_jobs")
-        .set({ lease_owner: lease.owner, lease_expires_at: lease.until })
+        .set((eb) => ({
+          lease_owner: lease.owner,
+          lease_expires_at: lease.until,
+          attempts: eb("attempts", "+", 1),
+        }))
         .where("id", "=", id)
         .where("state", "=", "pending")
         .where((w) => w.or([w("lease_expires_at", "is", null), w("lease_expires_at", "<", lease.now)]))
@@ -95,8 +104,8 @@ export function outboxRepository(db: Db) {
     },
 
     /** Gives back the jobs of a stopping worker, so others need not wait for the leases to expire. */
-    async release(owner: string): Promise<number> {
-      const result = await db
+    async release(owner: string, tx: Executor = db): Promise<number> {
+      const result = await tx
         .updateTable("outbox_jobs")
         .set({ lease_owner: null, lease_expires_at: null })
         .where("lease_owner", "=", owner)

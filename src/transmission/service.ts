@@ -1,13 +1,19 @@
 import { createHmac, randomBytes, randomUUID } from "node:crypto";
-import { canonicalBusinessId } from "../businesses/ids.ts";
-import type { Db, Executor } from "../db/database.ts";
+import { type Db, type Executor, engineOf, writeTransaction } from "../db/database.ts";
 import type { OutboxJob } from "../db/schema.ts";
 import type { InvoiceRepository } from "../invoices/repository.ts";
 import { openDocument } from "../invoices/stored-document.ts";
 import type { Sealer } from "../keys/sealer.ts";
-import type { SealingService } from "../keys/sealing.ts";
-import type { AuditLogRepository } from "../signing/audit-log.ts";
-import { type AuthorityConnector, DeliveryError } from "./authority.ts";
+import {
+  backoffMs,
+  cutOffReason,
+  type OutboxSettings,
+  OutOfAttempts,
+  outOfAttempts,
+  timeLimit,
+  withTimeout,
+} from "./attempts.ts";
+import { type AuthorityConnector, DeliveryError, isRedirect, redirectOf } from "./authority.ts";
 import type { OutboxRepository } from "./outbox-repository.ts";
 import type { WebhookRepository } from "./webhook-repository.ts";
 
@@ -17,26 +23,11 @@ export type EventType =
   | "invoice.transmission_failed"
   | "invoice.payment_updated";
 
-export type OutboxSettings = {
-  maxAttempts: number;
-  retryBaseMs: number;
-  retryMaxMs: number;
-  leaseMs: number;
-  deliveryTimeoutMs: number;
-};
+export type { OutboxSettings };
 
 export type Outcome = "delivered" | "retry" | "failed" | "lost" | "skipped";
 
 const iso = (ms: number) => new Date(ms).toISOString();
-
-/** Exponential backoff with jitter: half the step fixed, half random, so retries spread out. */
-export function backoffMs(
-  attempt: number,
-  settings: Pick<OutboxSettings, "retryBaseMs" | "retryMaxMs">,
-): number {
-  const step = Math.min(settings.retryMaxMs, settings.retryBaseMs * 2 ** Math.max(0, attempt - 1));
-  return Math.round(step / 2 + Math.random() * (step / 2));
-}
 
 /** `t=<unix>,v1=<hex HMAC-SHA256(secret, "t.body")>`, as receivers verify it. */
 export function webhookSignature(secret: string, body: string, unixSeconds: number): string {
@@ -93,43 +84,49 @@ export function transmissionService(deps: {
     tx: Executor,
   ) => notifyMany([{ businessId, type, data, at }], tx);
 
-  async function withTimeout<T>(ms: number, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
-    const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(new DeliveryError(`no answer within ${ms} ms`)), ms);
-    try {
-      return await work(controller.signal);
-    } catch (err) {
-      if (controller.signal.aborted) throw new DeliveryError(`no answer within ${ms} ms`);
-      throw err;
-    } finally {
-      clearTimeout(timer);
-    }
-  }
+  /**
+   * Writes outside a caller's transaction. On SQLite they wait for another process's write lock
+   * without blocking the event loop (see writeTransaction); PostgreSQL waits on the server anyway.
+   */
+  const write = <T>(work: (tx: Executor) => Promise<T>): Promise<T> =>
+    engineOf(db) === "postgres" ? work(db) : writeTransaction(db, work);
+
+  const exhausted = (job: OutboxJob) => outOfAttempts(job, settings);
+  const incomplete = () => cutOffReason(settings);
 
   async function deliver(job: OutboxJob, owner: string, timeoutMs: number): Promise<Outcome> {
     const irn = job.irn as string;
     const invoice = await invoices.findByIrn(irn);
-    const attempt = job.attempts + 1;
+    const attempt = job.attempts;
     const now = () => new Date().toISOString();
     if (!invoice || invoice.status === "TRANSMITTED") {
       const at = now();
-      const settled = await outbox.settle(job.id, owner, {
-        state: "done",
-        attempts: job.attempts,
-        updated_at: at,
-        last_error: invoice ? null : "invoice not found",
-      });
+      const settled = await write((tx) =>
+        outbox.settle(
+          job.id,
+          owner,
+          {
+            state: "done",
+            // Nothing was attempted: the claim's count is taken back.
+            attempts: attempt - 1,
+            updated_at: at,
+            last_error: invoice ? null : "invoice not found",
+          },
+          tx,
+        ),
+      );
       return settled ? "skipped" : "lost";
     }
     const started = Date.now();
     try {
-      const receipt = await withTimeout(timeoutMs, (signal) =>
+      if (exhausted(job)) throw new OutOfAttempts(incomplete());
+      const receipt = await withTimeout(timeLimit(job, timeoutMs, settings), (signal) =>
         authority.deliver(
           { irn, businessId: invoice.business_id, document: openDocument(invoice, sealer) },
           signal,
         ),
       );
-      return await db.transaction().execute(async (tx) => {
+      return await writeTransaction(db, async (tx) => {
         if (
           !(await outbox.settle(
             job.id,
@@ -187,18 +184,21 @@ export function transmissionService(deps: {
     } catch (err) {
       const error = err instanceof Error ? err.message : String(err);
       const permanent = err instanceof DeliveryError && err.permanent;
+      const cutOff = err instanceof OutOfAttempts;
+      // The attempt that was cut off is the one recorded; the claim that found it made none.
+      const made = cutOff ? settings.maxAttempts : attempt;
       const at = now();
-      const final = permanent || attempt >= settings.maxAttempts;
+      const final = permanent || cutOff || attempt >= settings.maxAttempts;
       const next = final ? undefined : iso(Date.now() + backoffMs(attempt, settings));
-      return db.transaction().execute(async (tx) => {
+      return writeTransaction(db, async (tx) => {
         const settled = await outbox.settle(
           job.id,
           owner,
           final
-            ? { state: "failed", attempts: attempt, last_error: error, updated_at: at }
+            ? { state: "failed", attempts: made, last_error: error, updated_at: at }
             : {
                 state: "pending",
-                attempts: attempt,
+                attempts: made,
                 last_error: error,
                 next_attempt_at: next as string,
                 updated_at: at,
@@ -213,10 +213,10 @@ export function transmissionService(deps: {
             type: "transmission_attempt",
             actor: `outbox:${owner}`,
             detail: {
-              attempt,
-              outcome: permanent ? "rejected" : "error",
+              attempt: made,
+              outcome: cutOff ? "incomplete" : permanent ? "rejected" : "error",
               error,
-              duration_ms: Date.now() - started,
+              ...(cutOff ? {} : { duration_ms: Date.now() - started }),
               ...(next ? { next_attempt_at: next } : {}),
             },
           },
@@ -230,14 +230,14 @@ export function transmissionService(deps: {
             at,
             type: "transmission_failed",
             actor: `outbox:${owner}`,
-            detail: { authority: authority.name, attempts: attempt, error },
+            detail: { authority: authority.name, attempts: made, error },
           },
           tx,
         );
         await notify(
           invoice.business_id,
           "invoice.transmission_failed",
-          { irn, business_id: invoice.business_id, status: "TRANSMISSION_FAILED", attempts: attempt, error },
+          { irn, business_id: invoice.business_id, status: "TRANSMISSION_FAILED", attempts: made, error },
           at,
           tx,
         );
@@ -247,22 +247,30 @@ export function transmissionService(deps: {
   }
 
   async function sendWebhook(job: OutboxJob, owner: string, timeoutMs: number): Promise<Outcome> {
-    const attempt = job.attempts + 1;
+    const attempt = job.attempts;
     const hook = await webhooks.find(job.business_id);
     if (!hook || !job.payload) {
-      const settled = await outbox.settle(job.id, owner, {
-        state: "done",
-        attempts: job.attempts,
-        last_error: "no webhook registered",
-        updated_at: new Date().toISOString(),
-      });
+      const settled = await write((tx) =>
+        outbox.settle(
+          job.id,
+          owner,
+          {
+            state: "done",
+            attempts: attempt - 1,
+            last_error: "no webhook registered",
+            updated_at: new Date().toISOString(),
+          },
+          tx,
+        ),
+      );
       return settled ? "skipped" : "lost";
     }
     const body = job.payload;
     try {
-      const status = await withTimeout(timeoutMs, async (signal) => {
+      if (exhausted(job)) throw new OutOfAttempts(incomplete());
+      const response = await withTimeout(timeLimit(job, timeoutMs, settings), async (signal) => {
         const secret = sealer.open(hook.secret, hook.business_id);
-        const response = await fetch(hook.url, {
+        const answer = await fetch(hook.url, {
           method: "POST",
           headers: {
             "content-type": "application/json",
@@ -272,28 +280,44 @@ export function transmissionService(deps: {
           },
           body,
           signal,
+          // The signed event goes to the registered URL only, never wherever that URL points on.
+          redirect: "manual",
         });
-        await response.body?.cancel();
-        return response.status;
+        await answer.body?.cancel();
+        return answer;
       });
-      if (status < 200 || status > 299) throw new DeliveryError(`receiver answered ${status}`);
-      return (await outbox.settle(job.id, owner, {
-        state: "done",
-        attempts: attempt,
-        updated_at: new Date().toISOString(),
-      }))
+      if (isRedirect(response.status))
+        throw new DeliveryError(`receiver answered a redirect: ${redirectOf(response)}`);
+      if (response.status < 200 || response.status > 299)
+        throw new DeliveryError(`receiver answered ${response.status}`);
+      return (await write((tx) =>
+        outbox.settle(
+          job.id,
+          owner,
+          { state: "done", attempts: attempt, updated_at: new Date().toISOString() },
+          tx,
+        ),
+      ))
         ? "delivered"
         : "lost";
     } catch (err) {
       const error = err instanceof Error ? err.message : String(err);
-      const final = attempt >= settings.maxAttempts;
-      const settled = await outbox.settle(job.id, owner, {
-        state: final ? "failed" : "pending",
-        attempts: attempt,
-        last_error: error,
-        updated_at: new Date().toISOString(),
-        ...(final ? {} : { next_attempt_at: iso(Date.now() + backoffMs(attempt, settings)) }),
-      });
+      const cutOff = err instanceof OutOfAttempts;
+      const final = cutOff || attempt >= settings.maxAttempts;
+      const settled = await write((tx) =>
+        outbox.settle(
+          job.id,
+          owner,
+          {
+            state: final ? "failed" : "pending",
+            attempts: cutOff ? settings.maxAttempts : attempt,
+            last_error: error,
+            updated_at: new Date().toISOString(),
+            ...(final ? {} : { next_attempt_at: iso(Date.now() + backoffMs(attempt, settings)) }),
+          },
+          tx,
+        ),
+      );
       return !settled ? "lost" : final ? "failed" : "retry";
     }
   }
@@ -323,8 +347,8 @@ export function transmissionService(deps: {
     /** Which of these businesses have a webhook. */
     subscribers: (businessIds: readonly string[], tx: Executor) => webhooks.subscribed(businessIds, tx),
     process,
-    claimDue: (owner: string, limit: number) => outbox.claimDue(lease(owner), limit),
-    release: (owner: string) => outbox.release(owner),
+    claimDue: (owner: string, limit: number) => write((tx) => outbox.claimDue(lease(owner), limit, tx)),
+    release: (owner: string) => write((tx) => outbox.release(owner, tx)),
 
     /** Deliveries of invoices signed in this transaction (none of them can have a job yet): IRN → job id. */
     async enqueueNewDeliveries(
@@ -381,21 +405,21 @@ export function transmissionService(deps: {
       const owner = `request:${randomBytes(6).toString("hex")}`;
       if (waitMs > 0) {
         // The lease outlives the wait by the attempt's own limit, so no one else starts it meanwhile.
-        const claimed = await outbox.claim(
-          jobId,
-          lease(owner, Math.max(waitMs, settings.deliveryTimeoutMs) + 1000),
+        const claimed = await write((tx) =>
+          outbox.claim(jobId, lease(owner, Math.max(waitMs, settings.deliveryTimeoutMs) + 1000), tx),
         );
         if (claimed) {
           await process(claimed, owner, Math.max(1, Math.min(settings.deliveryTimeoutMs, waitMs)));
           return outbox.find(jobId);
         }
       }
-      // Another worker holds the job: watch it until an attempt ends or the wait is over.
-      let seen: number | undefined;
+      // Another worker holds the job: watch it until an attempt ends (a claim counts the attempt
+      // and leaves the time of the last change alone; the end of an attempt sets it) or the wait is over.
+      let seen: string | undefined;
       for (let pause = 10; ; pause = Math.min(pause * 2, 200)) {
         const job = await outbox.find(jobId);
-        seen ??= job?.attempts;
-        if (job?.state !== "pending" || job.attempts !== seen || Date.now() >= deadline) return job;
+        seen ??= job?.updated_at;
+        if (job?.state !== "pending" || job.updated_at !== seen || Date.now() >= deadline) return job;
         await new Promise((resolve) => setTimeout(resolve, Math.min(pause, deadline - Date.now())));
       }
     },
@@ -407,46 +431,3 @@ export function transmissionService(deps: {
 }
 
 export type TransmissionService = ReturnType<typeof transmissionService>;
-
-/** A webhook registration: the URL and a new signing secret, shown once. */
-export function webhookRegistrar(deps: {
-  db: Db;
-  webhooks: WebhookRepository;
-  sealing: Pick<SealingService, "under">;
-  businessExists: (id: string) => Promise<boolean>;
-  audit: Pick<AuditLogRepository, "append">;
-}) {
-  return {
-    async set(id: string, url: string, actor = "cli") {
-      const businessId = canonicalBusinessId(id);
-      let parsed: URL;
-      try {
-        parsed = new URL(url);
-      } catch {
-        throw new Error(`'${url}' is not a URL`);
-      }
-      if (parsed.protocol !== "https:" && parsed.protocol !== "http:")
-        throw new Error("the webhook URL must be http or https");
-      if (!(await deps.businessExists(businessId))) throw new Error(`business ${businessId} does not exist`);
-      const secret = `whsec_${randomBytes(24).toString("base64url")}`;
-      const at = new Date().toISOString();
-      await deps.db.transaction().execute(async (tx) => {
-        const sealed = (await deps.sealing.under(tx)).seal(secret, businessId);
-        await deps.webhooks.upsert(
-          { business_id: businessId, url: parsed.toString(), secret: sealed, created_at: at },
-          tx,
-        );
-        await deps.audit.append(
-          { at, actor, action: "webhook.set", business_id: businessId, subject: parsed.toString() },
-          tx,
-        );
-      });
-      return {
-        business_id: businessId,
-        url: parsed.toString(),
-        secret,
-        signature_header: "X-Einvoice-Signature: t=<unix>,v1=<hex HMAC-SHA256(secret, t + '.' + body)>",
-      };
-    },
-  };
-}

@@ -36,6 +36,7 @@ test("a worker killed mid-delivery loses its leases; another worker finishes eve
     EINVOICE_AUTHORITY_API_SECRET: upstream.api_secret,
     EINVOICE_TRANSMIT_WAIT_MS: "0",
     EINVOICE_LEASE_MS: "1500",
+    EINVOICE_DELIVERY_TIMEOUT_MS: "1000",
     EINVOICE_RETRY_BASE_MS: "20",
     EINVOICE_RETRY_MAX_MS: "200",
     EINVOICE_MAX_ATTEMPTS: "1000",
