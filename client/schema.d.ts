@@ -628,7 +628,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description too many requests with these credentials; retry after `Retry-After` seconds */
+            /** @description too many requests (with these credentials, failed authentications from this address, or requests without credentials from this address; `error.details` says which); retry after `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -749,7 +749,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description too many requests with these credentials; retry after `Retry-After` seconds */
+            /** @description too many requests (with these credentials, failed authentications from this address, or requests without credentials from this address; `error.details` says which); retry after `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -933,7 +933,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description too many requests with these credentials; retry after `Retry-After` seconds */
+            /** @description too many requests (with these credentials, failed authentications from this address, or requests without credentials from this address; `error.details` says which); retry after `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -1074,7 +1074,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description too many requests with these credentials; retry after `Retry-After` seconds */
+            /** @description too many requests (with these credentials, failed authentications from this address, or requests without credentials from this address; `error.details` says which); retry after `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -1215,7 +1215,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description too many requests with these credentials; retry after `Retry-After` seconds */
+            /** @description too many requests (with these credentials, failed authentications from this address, or requests without credentials from this address; `error.details` says which); retry after `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -1357,7 +1357,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description too many requests with these credentials; retry after `Retry-After` seconds */
+            /** @description too many requests (with these credentials, failed authentications from this address, or requests without credentials from this address; `error.details` says which); retry after `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -1511,7 +1511,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description too many requests with these credentials; retry after `Retry-After` seconds */
+            /** @description too many requests (with these credentials, failed authentications from this address, or requests without credentials from this address; `error.details` says which); retry after `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -1663,7 +1663,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description too many requests with these credentials; retry after `Retry-After` seconds */
+            /** @description too many requests (with these credentials, failed authentications from this address, or requests without credentials from this address; `error.details` says which); retry after `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -1805,7 +1805,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description too many requests with these credentials; retry after `Retry-After` seconds */
+            /** @description too many requests (with these credentials, failed authentications from this address, or requests without credentials from this address; `error.details` says which); retry after `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -1946,7 +1946,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description too many requests with these credentials; retry after `Retry-After` seconds */
+            /** @description too many requests (with these credentials, failed authentications from this address, or requests without credentials from this address; `error.details` says which); retry after `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2089,7 +2089,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description too many requests with these credentials; retry after `Retry-After` seconds */
+            /** @description too many requests (with these credentials, failed authentications from this address, or requests without credentials from this address; `error.details` says which); retry after `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2414,7 +2414,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description too many requests with these credentials; retry after `Retry-After` seconds */
+            /** @description too many requests (with these credentials, failed authentications from this address, or requests without credentials from this address; `error.details` says which); retry after `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2860,7 +2860,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description too many requests with these credentials; retry after `Retry-After` seconds */
+            /** @description too many requests (with these credentials, failed authentications from this address, or requests without credentials from this address; `error.details` says which); retry after `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3308,7 +3308,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description too many requests with these credentials; retry after `Retry-After` seconds */
+            /** @description too many requests (with these credentials, failed authentications from this address, or requests without credentials from this address; `error.details` says which); retry after `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3849,7 +3849,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description too many requests with these credentials; retry after `Retry-After` seconds */
+            /** @description too many requests (with these credentials, failed authentications from this address, or requests without credentials from this address; `error.details` says which); retry after `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4390,7 +4390,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description too many requests with these credentials; retry after `Retry-After` seconds */
+            /** @description too many requests (with these credentials, failed authentications from this address, or requests without credentials from this address; `error.details` says which); retry after `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4614,7 +4614,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description too many requests with these credentials; retry after `Retry-After` seconds */
+            /** @description too many requests (with these credentials, failed authentications from this address, or requests without credentials from this address; `error.details` says which); retry after `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4856,7 +4856,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description too many requests with these credentials; retry after `Retry-After` seconds */
+            /** @description too many requests (with these credentials, failed authentications from this address, or requests without credentials from this address; `error.details` says which); retry after `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5084,7 +5084,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description too many requests with these credentials; retry after `Retry-After` seconds */
+            /** @description too many requests (with these credentials, failed authentications from this address, or requests without credentials from this address; `error.details` says which); retry after `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5349,7 +5349,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description too many requests with these credentials; retry after `Retry-After` seconds */
+            /** @description too many requests (with these credentials, failed authentications from this address, or requests without credentials from this address; `error.details` says which); retry after `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5586,7 +5586,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description too many requests with these credentials; retry after `Retry-After` seconds */
+            /** @description too many requests (with these credentials, failed authentications from this address, or requests without credentials from this address; `error.details` says which); retry after `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5772,7 +5772,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description too many requests with these credentials; retry after `Retry-After` seconds */
+            /** @description too many requests (with these credentials, failed authentications from this address, or requests without credentials from this address; `error.details` says which); retry after `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6049,7 +6049,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description too many requests with these credentials; retry after `Retry-After` seconds */
+            /** @description too many requests (with these credentials, failed authentications from this address, or requests without credentials from this address; `error.details` says which); retry after `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6149,7 +6149,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description too many requests with these credentials; retry after `Retry-After` seconds */
+            /** @description too many requests (with these credentials, failed authentications from this address, or requests without credentials from this address; `error.details` says which); retry after `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6304,7 +6304,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description too many requests with these credentials; retry after `Retry-After` seconds */
+            /** @description too many requests (with these credentials, failed authentications from this address, or requests without credentials from this address; `error.details` says which); retry after `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6498,7 +6498,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description too many requests with these credentials; retry after `Retry-After` seconds */
+            /** @description too many requests (with these credentials, failed authentications from this address, or requests without credentials from this address; `error.details` says which); retry after `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6710,7 +6710,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description too many requests with these credentials; retry after `Retry-After` seconds */
+            /** @description too many requests (with these credentials, failed authentications from this address, or requests without credentials from this address; `error.details` says which); retry after `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6922,7 +6922,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description too many requests with these credentials; retry after `Retry-After` seconds */
+            /** @description too many requests (with these credentials, failed authentications from this address, or requests without credentials from this address; `error.details` says which); retry after `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;

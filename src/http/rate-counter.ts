@@ -12,7 +12,11 @@ import { isIPv6 } from "node:net";
 export const BUCKET_MS = 10_000;
 const SLOTS = 6;
 
-/** Far more distinct keys than any deployment sees in a minute; past it the oldest are forgotten. */
+/**
+ * Far more distinct keys than a deployment sees in a minute (about 20 MB of counts). Past it the
+ * keys seen first are forgotten, a tenth at a time so that the sweep costs O(1) per new key: a
+ * client would need 100,000 addresses (or /64 networks) in a minute to wipe its own count that way.
+ */
 const MAX_KEYS = 100_000;
 
 type Entry = {
@@ -60,12 +64,19 @@ export function rateCounter(
   const now = options.now ?? Date.now;
   const entries = new Map<string, Entry>();
 
-  /** The entry of `key` with every slot outside the window emptied. */
-  const entryOf = (key: string, bucket: number, create: boolean): Entry | undefined => {
+  /** Keys counted since the last exchange with the shared store. */
+  const dirty = new Set<string>();
+  let lastSweep = 0;
+
+  const entryOf = (key: string, at: number, create: boolean): Entry | undefined => {
     let entry = entries.get(key);
     if (!entry) {
       if (!create) return undefined;
-      if (entries.size >= MAX_KEYS) forgetIdle(bucket);
+      // Keys idle for a minute are dropped once a minute, so memory follows the traffic.
+      if (at - lastSweep >= SLOTS * BUCKET_MS || entries.size >= MAX_KEYS) {
+        lastSweep = at;
+        forget(Math.floor(at / BUCKET_MS));
+      }
       entry = {
         ids: new Array(SLOTS).fill(-1),
         own: new Array(SLOTS).fill(0),
@@ -77,13 +88,15 @@ export function rateCounter(
     return entry;
   };
 
-  const forgetIdle = (bucket: number) => {
+  const forget = (bucket: number) => {
     for (const [key, entry] of entries) {
       if (Math.max(...entry.ids) <= bucket - SLOTS) entries.delete(key);
     }
+    if (entries.size < MAX_KEYS) return;
     // Still full: the keys seen first go (a map iterates in insertion order).
+    let excess = entries.size - MAX_KEYS * 0.9;
     for (const key of entries.keys()) {
-      if (entries.size < MAX_KEYS) break;
+      if (excess-- <= 0) break;
       entries.delete(key);
     }
   };
@@ -99,7 +112,13 @@ export function rateCounter(
     return slot;
   };
 
-  const verdict = (entry: Entry | undefined, max: number, at: number, counting: boolean): Verdict => {
+  const verdict = (
+    key: string,
+    entry: Entry | undefined,
+    max: number,
+    at: number,
+    counting: boolean,
+  ): Verdict => {
     const bucket = Math.floor(at / BUCKET_MS);
     let total = 0;
     if (entry) {
@@ -112,6 +131,7 @@ export function rateCounter(
       if (counting && entry) {
         const slot = slotFor(entry, bucket);
         entry.own[slot] = (entry.own[slot] as number) + 1;
+        if (options.shared) dirty.add(key);
       }
       return { allowed: true, remaining: Math.max(0, max - total - (counting ? 1 : 0)), retryAfter: 0 };
     }
@@ -138,7 +158,9 @@ export function rateCounter(
     const from = bucket - SLOTS + 1;
     const added: { key: string; bucket: number; hits: number }[] = [];
     const keys: string[] = [];
-    for (const [key, entry] of entries) {
+    for (const key of dirty) {
+      const entry = entries.get(key);
+      if (!entry) continue;
       let touched = false;
       for (let s = 0; s < SLOTS; s++) {
         const id = entry.ids[s] as number;
@@ -151,6 +173,7 @@ export function rateCounter(
       }
       if (touched) keys.push(key);
     }
+    dirty.clear();
     if (keys.length > 0) {
       let totals: Awaited<ReturnType<SharedCounts["exchange"]>>;
       try {
@@ -161,6 +184,7 @@ export function rateCounter(
           const entry = entries.get(hit.key);
           const s = hit.bucket % SLOTS;
           if (entry && entry.ids[s] === hit.bucket) entry.sent[s] = (entry.sent[s] as number) - hit.hits;
+          dirty.add(hit.key);
         }
         throw err;
       }
@@ -188,12 +212,12 @@ export function rateCounter(
     /** Counts one request against `max` per minute, unless the key has none left. */
     hit(key: string, max: number): Verdict {
       const at = now();
-      return verdict(entryOf(key, Math.floor(at / BUCKET_MS), true), max, at, true);
+      return verdict(key, entryOf(key, at, true), max, at, true);
     },
     /** Whether one more request would fit, without counting it. */
     peek(key: string, max: number): Verdict {
       const at = now();
-      return verdict(entryOf(key, Math.floor(at / BUCKET_MS), false), max, at, false);
+      return verdict(key, entryOf(key, at, false), max, at, false);
     },
     /** Starts the background exchange with the shared store, if there is one. */
     start() {
