@@ -39,14 +39,16 @@ export type RateLimitSettings = {
  * Addresses are request.ip, which honours EINVOICE_TRUST_PROXY; IPv6 ones by their /64.
  */
 export function rateLimits(settings: RateLimitSettings, log: FastifyBaseLogger) {
-  let syncFailing = false;
+  let reported = 0;
   const counter: RateCounter = rateCounter({
     shared: settings.shared,
     syncMs: settings.syncMs,
     onSyncError: (err) => {
-      // Counting goes on in this process; a database that stays away is reported once.
-      if (!syncFailing) log.warn({ err }, "rate limits: the shared counts could not be exchanged");
-      syncFailing = true;
+      // Counting goes on in this process meanwhile; a database that stays away is reported once a
+      // minute, not once a second.
+      if (Date.now() - reported < 60_000) return;
+      reported = Date.now();
+      log.warn({ err }, "rate limits: the shared counts could not be exchanged; counting per process");
     },
   });
 

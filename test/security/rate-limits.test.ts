@@ -205,11 +205,32 @@ test("with two API processes on one PostgreSQL database the limits hold for both
   // Ten requests on the first process spend the credential's budget for the deployment.
   for (let i = 0; i < 10; i++) assert.equal((await call(first.app, a.headers)).statusCode, 200);
   tooMany(await call(first.app, a.headers));
-  await new Promise((resolve) => setTimeout(resolve, 1500));
+  const shared = async () => {
+    const rows = await other.db
+      .selectFrom("rate_limit_hits")
+      .select("hits")
+      .where("key", "=", `credential:${a.api_key}`)
+      .execute();
+    return rows.reduce((sum, row) => sum + Number(row.hits), 0);
+  };
+  await eventually(async () => (await shared()) === 10, 5000, "the first process's exchange");
   // The second process knows nothing of the credential until it exchanges its first count (about
   // once a second): that one request is what a deployment may serve beyond the budget.
   assert.equal((await call(second, a.headers)).statusCode, 200);
-  await new Promise((resolve) => setTimeout(resolve, 1500));
+  await eventually(async () => (await shared()) === 11, 5000, "the second process's exchange");
+  let served = 0;
+  await eventually(
+    async () => {
+      const res = await call(second, a.headers);
+      if (res.statusCode === 200) served += 1;
+      else tooMany(res);
+      return res.statusCode === 429;
+    },
+    5000,
+    "the second process to refuse the spent credential",
+  );
+  // Only between its upsert and the read that follows it could one more have passed.
+  assert.ok(served <= 1, `${served} served after the exchange`);
   for (let i = 0; i < 3; i++) tooMany(await call(second, a.headers));
 
   // Failed authentications add up across processes too.
@@ -224,4 +245,19 @@ test("with two API processes on one PostgreSQL database the limits hold for both
   );
   const rows = await other.db.selectFrom("rate_limit_hits").selectAll().execute();
   assert.ok(rows.some((r) => r.key === `credential:${a.api_key}` && Number(r.hits) >= 10));
+});
+
+test("without its shared table a PostgreSQL process keeps counting on its own", {
+  skip: ENGINE !== "postgres" && "PostgreSQL only: SQLite processes count per process (documented)",
+}, async (t) => {
+  const { app, ctx } = await build(t, { EINVOICE_RATE_LIMIT_PER_MIN: "3" });
+  const a = await tenant(ctx);
+  await ctx.db.schema.dropTable("rate_limit_hits").execute();
+  for (let i = 0; i < 3; i++)
+    assert.equal((await app.inject({ url: "/", headers: a.headers })).statusCode, 200);
+  tooMany(await app.inject({ url: "/", headers: a.headers }));
+  // Exchanges fail in the background meanwhile; requests are neither slowed nor failed by them.
+  await new Promise((resolve) => setTimeout(resolve, 2500));
+  tooMany(await app.inject({ url: "/", headers: a.headers }));
+  assert.equal((await app.inject({ url: "/healthz" })).statusCode, 200);
 });
