@@ -19,6 +19,9 @@ const SLOTS = 6;
  */
 const MAX_KEYS = 100_000;
 
+/** Keys sent per exchange at most; the rest go in the next ones, so one statement stays small. */
+const KEYS_PER_EXCHANGE = 5000;
+
 type Entry = {
   /** The latest bucket counted in. */
   last: number;
@@ -164,6 +167,8 @@ export function rateCounter(
     const added: { key: string; bucket: number; hits: number }[] = [];
     const keys: string[] = [];
     for (const key of dirty) {
+      if (keys.length >= KEYS_PER_EXCHANGE) break;
+      dirty.delete(key);
       const entry = entries.get(key);
       if (!entry) continue;
       let touched = false;
@@ -178,7 +183,6 @@ export function rateCounter(
       }
       if (touched) keys.push(key);
     }
-    dirty.clear();
     if (keys.length > 0) {
       let totals: Awaited<ReturnType<SharedCounts["exchange"]>>;
       try {
