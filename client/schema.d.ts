@@ -636,7 +636,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description too many requests with these credentials; retry after `Retry-After` seconds */
+            /** @description too many requests (with these credentials, failed authentications from this address, or requests without credentials from this address; `error.details` says which); retry after `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -773,7 +773,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description too many requests with these credentials; retry after `Retry-After` seconds */
+            /** @description too many requests (with these credentials, failed authentications from this address, or requests without credentials from this address; `error.details` says which); retry after `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -989,7 +989,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description too many requests with these credentials; retry after `Retry-After` seconds */
+            /** @description too many requests (with these credentials, failed authentications from this address, or requests without credentials from this address; `error.details` says which); retry after `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -1154,7 +1154,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description too many requests with these credentials; retry after `Retry-After` seconds */
+            /** @description too many requests (with these credentials, failed authentications from this address, or requests without credentials from this address; `error.details` says which); retry after `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -1319,7 +1319,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description too many requests with these credentials; retry after `Retry-After` seconds */
+            /** @description too many requests (with these credentials, failed authentications from this address, or requests without credentials from this address; `error.details` says which); retry after `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -1485,7 +1485,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description too many requests with these credentials; retry after `Retry-After` seconds */
+            /** @description too many requests (with these credentials, failed authentications from this address, or requests without credentials from this address; `error.details` says which); retry after `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -1663,7 +1663,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description too many requests with these credentials; retry after `Retry-After` seconds */
+            /** @description too many requests (with these credentials, failed authentications from this address, or requests without credentials from this address; `error.details` says which); retry after `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -1839,7 +1839,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description too many requests with these credentials; retry after `Retry-After` seconds */
+            /** @description too many requests (with these credentials, failed authentications from this address, or requests without credentials from this address; `error.details` says which); retry after `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2005,7 +2005,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description too many requests with these credentials; retry after `Retry-After` seconds */
+            /** @description too many requests (with these credentials, failed authentications from this address, or requests without credentials from this address; `error.details` says which); retry after `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2170,7 +2170,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description too many requests with these credentials; retry after `Retry-After` seconds */
+            /** @description too many requests (with these credentials, failed authentications from this address, or requests without credentials from this address; `error.details` says which); retry after `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2337,7 +2337,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description too many requests with these credentials; retry after `Retry-After` seconds */
+            /** @description too many requests (with these credentials, failed authentications from this address, or requests without credentials from this address; `error.details` says which); retry after `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2693,7 +2693,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description too many requests with these credentials; retry after `Retry-After` seconds */
+            /** @description too many requests (with these credentials, failed authentications from this address, or requests without credentials from this address; `error.details` says which); retry after `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3194,7 +3194,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description too many requests with these credentials; retry after `Retry-After` seconds */
+            /** @description too many requests (with these credentials, failed authentications from this address, or requests without credentials from this address; `error.details` says which); retry after `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3697,7 +3697,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description too many requests with these credentials; retry after `Retry-After` seconds */
+            /** @description too many requests (with these credentials, failed authentications from this address, or requests without credentials from this address; `error.details` says which); retry after `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4309,7 +4309,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description too many requests with these credentials; retry after `Retry-After` seconds */
+            /** @description too many requests (with these credentials, failed authentications from this address, or requests without credentials from this address; `error.details` says which); retry after `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4921,7 +4921,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description too many requests with these credentials; retry after `Retry-After` seconds */
+            /** @description too many requests (with these credentials, failed authentications from this address, or requests without credentials from this address; `error.details` says which); retry after `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5192,7 +5192,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description too many requests with these credentials; retry after `Retry-After` seconds */
+            /** @description too many requests (with these credentials, failed authentications from this address, or requests without credentials from this address; `error.details` says which); retry after `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5481,7 +5481,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description too many requests with these credentials; retry after `Retry-After` seconds */
+            /** @description too many requests (with these credentials, failed authentications from this address, or requests without credentials from this address; `error.details` says which); retry after `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5756,7 +5756,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description too many requests with these credentials; retry after `Retry-After` seconds */
+            /** @description too many requests (with these credentials, failed authentications from this address, or requests without credentials from this address; `error.details` says which); retry after `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6068,7 +6068,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description too many requests with these credentials; retry after `Retry-After` seconds */
+            /** @description too many requests (with these credentials, failed authentications from this address, or requests without credentials from this address; `error.details` says which); retry after `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6352,7 +6352,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description too many requests with these credentials; retry after `Retry-After` seconds */
+            /** @description too many requests (with these credentials, failed authentications from this address, or requests without credentials from this address; `error.details` says which); retry after `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6570,7 +6570,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description too many requests with these credentials; retry after `Retry-After` seconds */
+            /** @description too many requests (with these credentials, failed authentications from this address, or requests without credentials from this address; `error.details` says which); retry after `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6894,7 +6894,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description too many requests with these credentials; retry after `Retry-After` seconds */
+            /** @description too many requests (with these credentials, failed authentications from this address, or requests without credentials from this address; `error.details` says which); retry after `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -7010,7 +7010,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description too many requests with these credentials; retry after `Retry-After` seconds */
+            /** @description too many requests (with these credentials, failed authentications from this address, or requests without credentials from this address; `error.details` says which); retry after `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -7196,7 +7196,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description too many requests with these credentials; retry after `Retry-After` seconds */
+            /** @description too many requests (with these credentials, failed authentications from this address, or requests without credentials from this address; `error.details` says which); retry after `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -7429,7 +7429,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description too many requests with these credentials; retry after `Retry-After` seconds */
+            /** @description too many requests (with these credentials, failed authentications from this address, or requests without credentials from this address; `error.details` says which); retry after `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -7681,7 +7681,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description too many requests with these credentials; retry after `Retry-After` seconds */
+            /** @description too many requests (with these credentials, failed authentications from this address, or requests without credentials from this address; `error.details` says which); retry after `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -7933,7 +7933,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description too many requests with these credentials; retry after `Retry-After` seconds */
+            /** @description too many requests (with these credentials, failed authentications from this address, or requests without credentials from this address; `error.details` says which); retry after `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;

@@ -33,8 +33,15 @@ const Env = Type.Object({
   EINVOICE_DB_STATEMENT_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 3_600_000, default: 30_000 }),
   /** SQLite: the most memory each connection's page cache may grow to (it grows with use). */
   EINVOICE_SQLITE_CACHE_MB: Type.Integer({ minimum: 2, maximum: 65_536, default: 256 }),
-  /** Requests per minute per API key, per process (sandbox default: effectively unlimited). */
+  /**
+   * Requests per minute per authenticated credential (sandbox default: effectively unlimited), for
+   * the whole deployment on PostgreSQL, per process on SQLite.
+   */
   EINVOICE_RATE_LIMIT_PER_MIN: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000_000 })),
+  /** Failed authentications per minute per client address, after which its requests are refused. */
+  EINVOICE_AUTH_FAILURES_PER_MIN: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000_000 })),
+  /** Requests per minute per client address to the routes that need no credentials. */
+  EINVOICE_PUBLIC_RATE_LIMIT_PER_MIN: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000_000 })),
   /**
    * Behind a load balancer or TLS proxy: `true` (trust whatever connects) or the proxies' addresses
    * (comma-separated IPs or CIDRs). Then the client's address (rate limits), protocol (the
@@ -86,7 +93,8 @@ export type Config = {
   operatorPassword: string | undefined;
   dbPool: { size: number; statementTimeoutMs: number; sqliteCacheMb: number };
   processes: number;
-  rateLimitPerMin: number;
+  /** Per minute: per credential, failed authentications per address, public requests per address. */
+  rateLimits: { perCredentialPerMin: number; authFailuresPerMin: number; publicPerMin: number };
   requestTimeoutMs: number;
   idempotencyWaitMs: number;
   strictSupplier: boolean;
@@ -149,8 +157,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       sqliteCacheMb: parsed.EINVOICE_SQLITE_CACHE_MB,
     },
     processes: parsed.EINVOICE_PROCESSES,
-    rateLimitPerMin:
-      parsed.EINVOICE_RATE_LIMIT_PER_MIN ?? (parsed.EINVOICE_MODE === "production" ? 6000 : 1_000_000),
+    rateLimits: rateLimitsOf(parsed),
     requestTimeoutMs: parsed.EINVOICE_REQUEST_TIMEOUT_MS,
     idempotencyWaitMs: parsed.EINVOICE_IDEMPOTENCY_WAIT_MS,
     strictSupplier: parsed.EINVOICE_STRICT_SUPPLIER === "on",
@@ -188,6 +195,18 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     }
   }
   return config;
+}
+
+/** The sandbox serves one developer and the test suites: its defaults limit nothing. */
+const UNLIMITED = 1_000_000;
+
+function rateLimitsOf(parsed: Static<typeof Env>): Config["rateLimits"] {
+  const production = parsed.EINVOICE_MODE === "production";
+  return {
+    perCredentialPerMin: parsed.EINVOICE_RATE_LIMIT_PER_MIN ?? (production ? 6000 : UNLIMITED),
+    authFailuresPerMin: parsed.EINVOICE_AUTH_FAILURES_PER_MIN ?? (production ? 30 : UNLIMITED),
+    publicPerMin: parsed.EINVOICE_PUBLIC_RATE_LIMIT_PER_MIN ?? (production ? 600 : UNLIMITED),
+  };
 }
 
 function trustProxyOf(value: string | undefined): Config["trustProxy"] {

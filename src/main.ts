@@ -16,6 +16,7 @@ import { openDatabase } from "./db/database.ts";
 import { migrateToLatest, pendingMigrations } from "./db/migrations.ts";
 import { buildApp } from "./http/app.ts";
 import { serviceMetrics } from "./http/metrics.ts";
+import { rateLimitStore } from "./http/rate-limit-store.ts";
 import { idempotencyRepository } from "./idempotency/repository.ts";
 import { idempotencyService } from "./idempotency/service.ts";
 import { paymentService } from "./invoices/payment-service.ts";
@@ -225,7 +226,11 @@ export function createServer(ctx: Context, logger: Logger) {
   return buildApp({
     logger,
     authenticate: ctx.businesses.authenticate,
-    rateLimitPerMin: ctx.config.rateLimitPerMin,
+    rateLimits: {
+      ...ctx.config.rateLimits,
+      // PostgreSQL pools the counts of every process; SQLite processes count their own.
+      shared: ctx.config.database.engine === "postgres" ? rateLimitStore(ctx.db) : undefined,
+    },
     requestTimeoutMs: ctx.config.requestTimeoutMs,
     trustProxy: ctx.config.trustProxy,
     ready: async () => {

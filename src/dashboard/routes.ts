@@ -186,13 +186,8 @@ export function dashboardRoutes(deps: {
         schema: { ...PAGE, body: LoginBody },
         config: {
           ...config("login"),
-          // The service-wide limit is keyed by the API-KEY a caller sends, which a password guesser
-          // would vary: sign-in attempts are counted by address alone.
-          rateLimit: {
-            max: SIGN_IN_ATTEMPTS_PER_MIN,
-            timeWindow: 60_000,
-            keyGenerator: (request: FastifyRequest) => `sign-in:${request.ip}`,
-          },
+          // Counted by address, whatever else a guesser varies, on top of the public limit.
+          addressLimit: { name: "sign-in", perMin: SIGN_IN_ATTEMPTS_PER_MIN, what: "sign-in attempts" },
         },
       },
       async (request, reply) => {

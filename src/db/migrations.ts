@@ -292,6 +292,26 @@ const migrations: Record<string, Migration> = {
       await sql`insert into data_key_state (id, kid, rotated_at) values (1, null, null)`.execute(db);
     },
   },
+  "0011_rate_limit_hits": {
+    async up(db: Kysely<unknown>) {
+      // Requests per rate-limit key and 10-second bucket, summed over the API processes: each adds its
+      // own counts about once a second and reads back everyone's (src/http/rate-counter.ts). Only
+      // PostgreSQL deployments pool them (SQLite ones count per process), but the table exists on both
+      // so the schema is one. On PostgreSQL it is unlogged: counts that a crash loses cost nothing, and
+      // the writes skip the WAL. Rows older than the minute are deleted as they age.
+      await (engineOf(db) === "postgres"
+        ? sql`create unlogged table rate_limit_hits (
+            key text not null, bucket bigint not null, hits bigint not null,
+            constraint rate_limit_hits_pk primary key (key, bucket))`.execute(db)
+        : db.schema
+            .createTable("rate_limit_hits")
+            .addColumn("key", "text", (c) => c.notNull())
+            .addColumn("bucket", "integer", (c) => c.notNull())
+            .addColumn("hits", "integer", (c) => c.notNull())
+            .addPrimaryKeyConstraint("rate_limit_hits_pk", ["key", "bucket"])
+            .execute());
+    },
+  },
 };
 
 /** Rows backfilled per statement by 0008. */

@@ -165,6 +165,15 @@ export interface DataKeyStateTable {
   rotated_at: string | null;
 }
 
+/** Requests counted under one rate-limit key in one 10-second bucket, by every API process together. */
+export interface RateLimitHitTable {
+  /** `credential:…`, `auth-failures:…`, `public:…` or a route's own limit, then the key or address. */
+  key: string;
+  /** Milliseconds since the epoch / 10,000. */
+  bucket: number;
+  hits: number;
+}
+
 export interface Database {
   businesses: BusinessTable;
   api_keys: ApiKeyTable;
@@ -178,6 +187,7 @@ export interface Database {
   webhooks: WebhookTable;
   idempotency_keys: IdempotencyKeyTable;
   data_key_state: DataKeyStateTable;
+  rate_limit_hits: RateLimitHitTable;
 }
 
 export type Business = Selectable<BusinessTable>;

@@ -1,40 +1,39 @@
 import { randomUUID } from "node:crypto";
-import rateLimit from "@fastify/rate-limit";
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
-import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyPluginAsync } from "fastify";
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyError,
+  type FastifyPluginAsync,
+  type FastifyRequest,
+} from "fastify";
 import { Type } from "typebox";
-import type { Principal } from "../businesses/service.ts";
 import { createAjv } from "./ajv.ts";
+import { type Authenticate, DOCS, guard } from "./auth.ts";
 import { health } from "./envelope.ts";
-import { fromFrameworkError, routeNotFound, sendError, unauthorized } from "./error-mapper.ts";
+import { fromFrameworkError, routeNotFound, sendError } from "./error-mapper.ts";
 import { DomainError } from "./errors.ts";
 import { useBoundedJsonParser } from "./json-body.ts";
 import { BODY_LIMIT } from "./limits.ts";
 import type { ServiceMetrics } from "./metrics.ts";
 import { ErrorEnvelope, responses } from "./openapi.ts";
+import { type RateLimitSettings, rateLimits } from "./rate-limit.ts";
 
 declare module "fastify" {
-  interface FastifyRequest {
-    principal: Principal;
-  }
   interface FastifyContextConfig {
     /** Names the operation in `error.handler`. */
     handler?: string;
     /** The envelope `message` when the request itself is malformed. */
     failureMessage?: string;
-    /** Answered without credentials (published keys). */
-    public?: boolean;
   }
 }
 
 export type AppDeps = {
   logger: FastifyBaseLogger;
-  authenticate(apiKey: string | undefined, apiSecret: string | undefined): Promise<Principal | null>;
+  authenticate: Authenticate;
   routes: FastifyPluginAsync[];
-  /** Requests per minute per API key (per process). */
-  rateLimitPerMin: number;
+  rateLimits: RateLimitSettings;
   requestTimeoutMs: number;
   /** Which proxies' X-Forwarded-For and X-Forwarded-Proto to believe (Fastify's `trustProxy`). */
   trustProxy?: boolean | string;
@@ -51,12 +50,6 @@ export type AppDeps = {
 
 /** A caller's request id is kept when it is a plain token; anything else gets a fresh one. */
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-
-const nulRefused = (details: string) =>
-  new DomainError("bad_request", { message: "Invalid request", details });
-
-/** Where the interactive documentation lives. */
-const DOCS = "/docs";
 
 const header = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);
 
@@ -92,6 +85,14 @@ export async function buildApp(deps: AppDeps) {
 
   // Bodies are measured before they are parsed (nesting, objects, values) and checked after.
   useBoundedJsonParser(app);
+
+  // Set before any plugin registers routes: each plugin keeps the handler it was registered under
+  // (/docs included, whose pages a rate limit may refuse).
+  app.setErrorHandler((err: FastifyError, request, reply) => {
+    const domain = err instanceof DomainError ? err : fromFrameworkError(err, request);
+    if (domain.code === "internal") request.log.error({ err }, "unhandled error");
+    return sendError(reply, domain, request.routeOptions.config?.handler ?? "einvoice");
+  });
 
   // The route schemas describe the API (OpenAPI 3.1 at /openapi.json); answers are serialized as
   // built, so a documented response schema can never drop or reshape a field.
@@ -151,7 +152,7 @@ export async function buildApp(deps: AppDeps) {
     (httpPart === "body" ? bodyAjv : textAjv).compile(schema as object),
   );
 
-  app.decorateRequest("principal", null as unknown as Principal);
+  app.decorateRequest("principal", null as unknown as FastifyRequest["principal"]);
 
   let closing = false;
   app.addHook("preClose", async () => {
@@ -166,38 +167,10 @@ export async function buildApp(deps: AppDeps) {
     return payload;
   });
 
-  // Per credential (the API key; the address when there is none), before authentication, so a flood
-  // of bad requests is limited too. Each process counts its own: behind N processes the effective
-  // limit is N times this, which keeps the service stateless.
-  await app.register(rateLimit, {
-    global: true,
-    max: deps.rateLimitPerMin,
-    timeWindow: 60_000,
-    hook: "onRequest",
-    keyGenerator: (request) => header(request.headers["api-key"]) ?? request.ip,
-    errorResponseBuilder: (_request, context) =>
-      new DomainError("rate_limited", {
-        message: "Too many requests",
-        details: `more than ${context.max} requests in a minute with these credentials; retry after ${Math.ceil(context.ttl / 1000)} s`,
-        retryAfter: Math.max(1, Math.ceil(context.ttl / 1000)),
-      }),
-  });
-
-  // Every endpoint of the spec, the health check included, answers 401 without valid credentials (the
-  // spec lists a 401 for each); unknown routes answer 404 whatever the credentials; published keys
-  // need none.
-  app.addHook("onRequest", async (request) => {
-    if (/%00/i.test(request.url)) throw nulRefused("the URL contains a NUL character (%00)");
-    const route = request.routeOptions.url;
-    if (request.is404 || request.routeOptions.config?.public) return;
-    if (route === DOCS || route?.startsWith(`${DOCS}/`)) return;
-    const principal = await deps.authenticate(
-      header(request.headers["api-key"]),
-      header(request.headers["api-secret"]),
-    );
-    if (!principal) throw unauthorized();
-    request.principal = principal;
-  });
+  const limits = rateLimits(deps.rateLimits, app.log);
+  app.addHook("onReady", async () => limits.start());
+  app.addHook("onClose", async () => limits.stop());
+  app.addHook("onRequest", guard({ authenticate: deps.authenticate, limits }));
 
   const { metrics } = deps;
   if (metrics) {
@@ -205,12 +178,6 @@ export async function buildApp(deps: AppDeps) {
       metrics.request(request.method, request.routeOptions.url, reply.statusCode, reply.elapsedTime / 1000);
     });
   }
-
-  app.setErrorHandler((err: FastifyError, request, reply) => {
-    const domain = err instanceof DomainError ? err : fromFrameworkError(err, request);
-    if (domain.code === "internal") request.log.error({ err }, "unhandled error");
-    return sendError(reply, domain, request.routeOptions.config?.handler ?? "einvoice");
-  });
 
   app.setNotFoundHandler((request, reply) =>
     sendError(reply, routeNotFound(request.method, request.url), "router"),

@@ -51,7 +51,7 @@ const FAILURES: Record<number, string> = {
   413: "the body is larger than the route accepts",
   415: "the body is not application/json",
   422: "the Idempotency-Key was used for another request (another body or route); nothing was done",
-  429: "too many requests with these credentials; retry after `Retry-After` seconds",
+  429: "too many requests (with these credentials, failed authentications from this address, or requests without credentials from this address; `error.details` says which); retry after `Retry-After` seconds",
   503: "a transient fault (database or authority); retry after `Retry-After` seconds",
 };
 
