@@ -37,6 +37,17 @@ function holdsArray(node: SchemaNode | undefined): boolean {
   return known;
 }
 
+const members = new WeakMap<SchemaNode, [string, SchemaNode][]>();
+/** The members of an object node that are or hold arrays (remembered). */
+function arrayMembers(node: SchemaNode): [string, SchemaNode][] {
+  let known = members.get(node);
+  if (known === undefined) {
+    known = Object.entries(node.properties ?? {}).filter(([, child]) => holdsArray(child));
+    members.set(node, known);
+  }
+  return known;
+}
+
 /** The arrays of the schema with a bound, and where they are: only those paths are walked. */
 function oversized(value: unknown, node: SchemaNode, path: string, out: Violation[]): void {
   if (node.type === "array" && Array.isArray(value)) {
@@ -54,9 +65,8 @@ function oversized(value: unknown, node: SchemaNode, path: string, out: Violatio
       for (let i = 0; i < value.length; i++) oversized(value[i], items, `${path}[${i}]`, out);
     }
   } else if (node.properties && isObject(value)) {
-    for (const [key, child] of Object.entries(node.properties)) {
-      if (Object.hasOwn(value, key) && holdsArray(child))
-        oversized(value[key], child, path ? `${path}.${key}` : key, out);
+    for (const [key, child] of arrayMembers(node)) {
+      if (Object.hasOwn(value, key)) oversized(value[key], child, path ? `${path}.${key}` : key, out);
     }
   }
 }
