@@ -38,7 +38,8 @@ export const taxBase: Rule = {
       let complete = true;
       for (const sub of total.tax_subtotal) {
         const taxable = isObject(sub) ? num(sub.taxable_amount) : undefined;
-        if (taxable === undefined) complete = false; // the schema names the field at fault
+        // A missing or unusable base is the schema's to name.
+        if (taxable === undefined) complete = false;
         else base += taxable;
       }
       if (!complete || agrees([base], exclusive, places)) continue;
