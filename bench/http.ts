@@ -48,16 +48,16 @@ const setup = await createContext(loadConfig({ ...env, EINVOICE_LOG_LEVEL: "sile
 const fixture = fs.readFileSync(path.join(shared, "fixtures", "invoice-full.json"), "utf8");
 const signers: Array<{ headers: Record<string, string>; template: string }> = [];
 for (let i = 0; i < 64; i++) {
-  const business = await setup.businesses.add({
-    name: `Bench ${i} Ltd`,
-    tin: `${String(12345678 + i).padStart(8, "0")}-0001`,
-  });
+  const tin = `${String(12345678 + i).padStart(8, "0")}-0001`;
+  const business = await setup.businesses.add({ name: `Bench ${i} Ltd`, tin });
   const key = await setup.businesses.createKey(business.business_id);
   signers.push({
     headers: { "api-key": key.api_key, "api-secret": key.api_secret, "content-type": "application/json" },
     template: fixture
       .replaceAll("{{BUSINESS_ID}}", business.business_id)
-      .replaceAll("{{SERVICE_ID}}", business.service_id),
+      .replaceAll("{{SERVICE_ID}}", business.service_id)
+      // The supplier is the business that signs: its invoices raise no supplier_tin_mismatch warning.
+      .replace('"tin": "20198222-0002"', `"tin": "${tin}"`),
   });
 }
 await setup.reference.importProducts(path.join(shared, "data", "hs2022", "harmonized-system.csv"));

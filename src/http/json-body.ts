@@ -71,6 +71,13 @@ async function finishInTurns<T>(steps: Generator<void, T>): Promise<T> {
 /** Characters scanned between turns: about 5 ms of scanning. */
 const SCAN_STEP = 1 << 20;
 
+/** Whether the character at `at` is escaped: preceded by an odd number of backslashes. */
+function escaped(text: string, at: number): boolean {
+  let b = at - 1;
+  while (b >= 0 && text.charCodeAt(b) === 92) b--;
+  return (at - 1 - b) % 2 === 1;
+}
+
 function* scanSteps(text: string): Generator<void, JsonScan> {
   let depth = 0;
   let deepest = 0;
@@ -85,21 +92,34 @@ function* scanSteps(text: string): Generator<void, JsonScan> {
   let hugeNumber = false;
   let nul = false;
   let surrogateEscape = false;
-  let inString = false;
+  // Most bodies have no `\u` escape at all: then no string needs looking into.
+  const unicodeEscapes = text.includes("\\u");
+  let nextTurn = SCAN_STEP;
   for (let i = 0; i < text.length; i++) {
-    if (i > 0 && i % SCAN_STEP === 0) yield;
+    if (i >= nextTurn) {
+      yield;
+      nextTurn = i + SCAN_STEP;
+    }
     const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 92) {
-        // A backslash: `\u` escapes are looked at, any other escaped character is skipped.
-        if (text.charCodeAt(i + 1) === 117) {
-          const h1 = text.charCodeAt(i + 2) | 0x20;
-          const h2 = text.charCodeAt(i + 3) | 0x20;
-          if (h1 === 48 && h2 === 48 && text.startsWith("00", i + 4)) nul = true;
+    if (c === 34) {
+      // A string: its end is found by the engine's own search (most of a body is strings), then
+      // its `\u` escapes are looked at if the body has any.
+      let end = text.indexOf('"', i + 1);
+      while (end !== -1 && escaped(text, end)) end = text.indexOf('"', end + 1);
+      if (end === -1) end = text.length; // unterminated: the parser says so
+      if (unicodeEscapes) {
+        for (let u = text.indexOf("\\u", i + 1); u !== -1 && u < end; u = text.indexOf("\\u", u + 2)) {
+          if (escaped(text, u)) continue; // `\\u`: an escaped backslash, then the letter u
+          const h1 = text.charCodeAt(u + 2) | 0x20;
+          const h2 = text.charCodeAt(u + 3) | 0x20;
+          if (h1 === 48 && h2 === 48 && text.startsWith("00", u + 4)) nul = true;
           else if (h1 === 100 && ((h2 >= 56 && h2 <= 57) || (h2 >= 97 && h2 <= 102))) surrogateEscape = true;
         }
-        i++;
-      } else if (c === 34) inString = false;
+      }
+      values++;
+      digits = 0;
+      exponentDigits = -1;
+      i = end;
       continue;
     }
     if (c >= 48 && c <= 57) {
@@ -116,10 +136,7 @@ function* scanSteps(text: string): Generator<void, JsonScan> {
     if (c === 43 || c === 45 || c === 46) continue; // sign or decimal point: the number goes on
     digits = 0;
     exponentDigits = -1;
-    if (c === 34) {
-      inString = true;
-      values++;
-    } else if (c === 123 || c === 91) {
+    if (c === 123 || c === 91) {
       containers++;
       values++;
       if (++depth > deepest) deepest = depth;

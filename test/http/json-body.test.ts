@@ -59,6 +59,60 @@ test("scanJson measures depth, objects, members and values, and flags what needs
   assert.ok(!scanJson(`[${"1,".repeat(500)}1]`).hugeNumber, "many short numbers");
 });
 
+/** What a scan must find, worked out from the parsed value. */
+function measured(
+  value: unknown,
+  depth = 0,
+): { depth: number; containers: number; members: number; nul: boolean; lone: boolean } {
+  const lone = (s: string) =>
+    /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(s);
+  if (typeof value === "string")
+    return { depth, containers: 0, members: 0, nul: value.includes("\0"), lone: lone(value) };
+  if (typeof value !== "object" || value === null)
+    return { depth, containers: 0, members: 0, nul: false, lone: false };
+  const entries = Array.isArray(value) ? value.map((v) => ["", v] as const) : Object.entries(value);
+  const out = {
+    depth: depth + 1,
+    containers: 1,
+    members: Array.isArray(value) ? 0 : entries.length,
+    nul: false,
+    lone: false,
+  };
+  for (const [key, child] of entries) {
+    const inner = measured(child, depth + 1);
+    out.depth = Math.max(out.depth, inner.depth);
+    out.containers += inner.containers;
+    out.members = Math.max(out.members, inner.members);
+    out.nul ||= inner.nul || key.includes("\0");
+    out.lone ||= inner.lone || lone(key);
+  }
+  return out;
+}
+
+test("scanJson agrees with the parsed value on generated JSON, escapes and quotes included", () => {
+  const text = fc.string({
+    unit: fc.constantFrom("a", '"', "\\", "\0", "\uD800", "\uDC00", "u", "é", "😀", "\n"),
+  });
+  fc.assert(
+    fc.property(
+      fc.jsonValue({ maxDepth: 4, stringUnit: fc.constantFrom("a", '"', "\\", "\0", "\uD800", "u", "😀") }),
+      text,
+      fc.constantFrom(0, 2),
+      (value, key, gap) => {
+        const body = JSON.stringify({ [key]: value, k: [key] }, null, gap);
+        const scan = scanJson(body);
+        const truth = measured(JSON.parse(body));
+        assert.equal(scan.depth, truth.depth, body);
+        assert.equal(scan.containers, truth.containers, body);
+        assert.equal(scan.members, truth.members, body);
+        assert.equal(scan.nul, truth.nul, body);
+        if (truth.lone) assert.ok(scan.surrogateEscape, body);
+      },
+    ),
+    { numRuns: 2000 },
+  );
+});
+
 test("a batch body parsed in pieces is the batch parsed whole; refusals name the limit", async (t) => {
   const { app, ctx } = await build(t);
   const a = await tenant(ctx);
