@@ -1,7 +1,13 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
-import { arrayMember, MAX_JSON_MEMBERS, scanJson } from "../../src/http/json-body.ts";
+import {
+  arrayMember,
+  MAX_JSON_DEPTH,
+  MAX_JSON_MEMBERS,
+  quickScan,
+  scanJson,
+} from "../../src/http/json-body.ts";
 import { build, fixture, tenant } from "../helpers.ts";
 
 /** JSON text of `value` with whitespace of the given kind between tokens. */
@@ -56,6 +62,11 @@ test("scanJson measures depth, objects, members and values, and flags what needs
     "escaped backslashes and small exponents",
   );
   assert.ok(scanJson(`[1${"0".repeat(300)}]`).hugeNumber, "300 digits");
+  assert.ok(quickScan(`[1${"0".repeat(300)}]`)?.hugeNumber, "300 digits, measured quickly");
+  assert.ok(quickScan(`{"a":1e-400}`)?.hugeNumber, "a three-digit exponent, measured quickly");
+  assert.equal(quickScan(`${"[".repeat(65)}${"]".repeat(65)}`), undefined, "too many brackets: scanned");
+  assert.equal(quickScan('["\\u0000"]'), undefined, "an escape: scanned");
+  assert.equal(quickScan(`[${"0,".repeat(3000)}0]`), undefined, "too long: scanned");
   assert.ok(!scanJson(`[${"1,".repeat(500)}1]`).hugeNumber, "many short numbers");
 });
 
