@@ -118,6 +118,17 @@ test("scanJson agrees with the parsed value on generated JSON, escapes and quote
         assert.equal(scan.members, truth.members, body);
         assert.equal(scan.nul, truth.nul, body);
         if (truth.lone) assert.ok(scan.surrogateEscape, body);
+        // The quick measure of a short body decides as the full scan would: it answers only when
+        // no bound can be broken, with counts no lower than the exact ones and every flag the scan
+        // raises.
+        const quick = quickScan(body);
+        if (quick) {
+          assert.ok(quick.depth >= scan.depth && quick.depth <= MAX_JSON_DEPTH, body);
+          assert.ok(quick.containers >= scan.containers && scan.members <= MAX_JSON_MEMBERS, body);
+          for (const flag of ["nul", "surrogateEscape", "hugeNumber"] as const) {
+            if (scan[flag]) assert.ok(quick[flag], `${flag}: ${body}`);
+          }
+        }
       },
     ),
     { numRuns: 2000 },
