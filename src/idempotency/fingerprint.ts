@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { canonicalJson } from "../signing/signer.ts";
+import { nextTurn } from "../turns.ts";
 
 /** Array items hashed between two turns of the event loop. */
 const ITEMS_PER_TURN = 64;
@@ -21,7 +22,7 @@ export async function fingerprint(body: unknown): Promise<string> {
       for (const [index, item] of value.entries()) {
         if (index > 0) hash.update(",");
         await feed(item, depth + 1);
-        if (++items % ITEMS_PER_TURN === 0) await new Promise((resolve) => setImmediate(resolve));
+        if (++items % ITEMS_PER_TURN === 0) await nextTurn();
       }
       hash.update("]");
     } else {

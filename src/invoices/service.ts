@@ -14,6 +14,7 @@ import type { ProductCodes } from "../reference/product-codes.ts";
 import { irnProblem } from "../signing/irn.ts";
 import type { Signature, Signer } from "../signing/signer.ts";
 import type { TransmissionService } from "../transmission/service.ts";
+import { pacer } from "../turns.ts";
 import { irnExists, sameDocument } from "./duplicates.ts";
 import { amountsOf, type Balance, openingBalance } from "./payments.ts";
 import type { Preparer } from "./preparation-pool.ts";
@@ -478,16 +479,13 @@ export function invoiceService(deps: {
         });
       }
       const results: Promise<BatchResult>[] = [];
-      let turnStarted = performance.now();
+      const pace = pacer(BATCH_TURN_MS);
       for (const [index, body] of bodies.entries()) {
         // Validation runs on the event loop, one document after the other: the loop gets a turn
         // whenever this batch has held it for BATCH_TURN_MS, so other requests keep moving however
         // the batch's work is spread over its documents. Signing is not waited for here: the valid
         // documents still meet in the group commit.
-        if (performance.now() - turnStarted >= BATCH_TURN_MS) {
-          await new Promise((resolve) => setImmediate(resolve));
-          turnStarted = performance.now();
-        }
+        await pace();
         const claimed =
           typeof body === "object" && body !== null ? (body as { irn?: unknown }).irn : undefined;
         const irn = typeof claimed === "string" ? claimed : null;

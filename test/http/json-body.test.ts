@@ -7,7 +7,7 @@ import {
   MAX_JSON_MEMBERS,
   quickScan,
   scanJson,
-} from "../../src/http/json-body.ts";
+} from "../../src/http/json-scan.ts";
 import { build, fixture, tenant } from "../helpers.ts";
 
 /** JSON text of `value` with whitespace of the given kind between tokens. */
