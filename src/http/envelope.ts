@@ -1,4 +1,4 @@
-import { capViolations, type Violation } from "./errors.ts";
+import { capViolations, MAX_VIOLATIONS, type Violation } from "./errors.ts";
 
 /** Success envelopes exactly as the spec defines them; error envelopes live in the error mapper. */
 
@@ -29,9 +29,7 @@ export function withWarnings<T extends object>(
   beyond = 0,
 ): T | (T & { warnings: Violation[]; warnings_truncated?: true; warnings_total?: number }) {
   if (warnings.length === 0) return body;
-  const capped = capViolations(warnings);
-  const shown = capped.shown;
-  const total = capped.total + beyond;
+  const { shown, total } = capViolations(warnings, MAX_VIOLATIONS, beyond);
   return total > shown.length
     ? { ...body, warnings: shown, warnings_truncated: true as const, warnings_total: total }
     : { ...body, warnings: shown };

@@ -42,9 +42,16 @@ export type ErrorCode = keyof typeof ERROR_STATUS;
  */
 export const MAX_VIOLATIONS = 200;
 
-/** The first MAX_VIOLATIONS of a list, and how many the list held. */
-export function capViolations(list: readonly Violation[]): { shown: Violation[]; total: number } {
-  return { shown: list.slice(0, MAX_VIOLATIONS), total: list.length };
+/**
+ * The first `limit` findings of a list, and how many were found in all: the list's and `beyond`,
+ * those counted where they were found but never listed.
+ */
+export function capViolations(
+  list: readonly Violation[],
+  limit = MAX_VIOLATIONS,
+  beyond = 0,
+): { shown: Violation[]; total: number } {
+  return { shown: list.slice(0, limit), total: list.length + beyond };
 }
 
 export type DomainErrorOptions = {

@@ -5,7 +5,7 @@ import type { BusinessRepository, ChainHead } from "../businesses/repository.ts"
 import { actorOf, type Principal } from "../businesses/service.ts";
 import { type Db, type Executor, isTransientDatabaseError, writeTransaction } from "../db/database.ts";
 import type { InvoiceTable } from "../db/schema.ts";
-import { capViolations, DomainError, summarize, type Violation } from "../http/errors.ts";
+import { capViolations, DomainError, MAX_VIOLATIONS, summarize, type Violation } from "../http/errors.ts";
 import { BATCH_FINDINGS_PER_DOCUMENT, BATCH_MAX_LINES } from "../http/limits.ts";
 import type { Sealer } from "../keys/sealer.ts";
 import type { SealingService } from "../keys/sealing.ts";
@@ -26,7 +26,7 @@ import {
 } from "./repository.ts";
 import type { BatchResult, InvoiceDocument } from "./schema.ts";
 import { openDocument } from "./stored-document.ts";
-import type { InvoiceValidator } from "./validation.ts";
+import { type InvoiceValidator, lineCount } from "./validation.ts";
 
 /** What webhook events say about an invoice: its state, never its content. */
 export function eventData(
@@ -65,13 +65,13 @@ function stateOf(row: InvoiceState) {
 }
 
 function validationFailed(violations: Violation[], beyond = 0): DomainError {
-  const { shown, total } = capViolations(violations);
+  const { shown, total } = capViolations(violations, MAX_VIOLATIONS, beyond);
   return new DomainError("validation_failed", {
     message: INVALID_INVOICE,
-    details: summarize(violations, 3, total + beyond),
-    publicMessage: `The invoice was not accepted: ${total + beyond} problem(s) found; see error.violations for each field.`,
+    details: summarize(violations, 3, total),
+    publicMessage: `The invoice was not accepted: ${total} problem(s) found; see error.violations for each field.`,
     violations: shown,
-    violationsTotal: total + beyond,
+    violationsTotal: total,
   });
 }
 
@@ -465,13 +465,7 @@ export function invoiceService(deps: {
      * (the outbox workers deliver it; `lookup/{IRN}` tells when) instead of waited for.
      */
     async signMany(principal: Principal, bodies: readonly unknown[], transmitting: boolean) {
-      const lines = bodies.reduce<number>((sum, body) => {
-        const list =
-          typeof body === "object" && body !== null
-            ? (body as { invoice_line?: unknown }).invoice_line
-            : undefined;
-        return sum + (Array.isArray(list) ? list.length : 0);
-      }, 0);
+      const lines = bodies.reduce<number>((sum, body) => sum + lineCount(body), 0);
       if (lines > BATCH_MAX_LINES) {
         throw new DomainError("bad_request", {
           message: "Failed to validate batch",
@@ -491,16 +485,21 @@ export function invoiceService(deps: {
         const irn = typeof claimed === "string" ? claimed : null;
         const refused = (err: unknown): BatchResult => {
           if (err instanceof DomainError && (err.code === "irn_exists" || err.code === "validation_failed")) {
-            const shown = err.violations?.slice(0, BATCH_FINDINGS_PER_DOCUMENT);
-            const total = Math.max(err.violationsTotal ?? 0, err.violations?.length ?? 0);
+            const listed = err.violations ?? [];
+            // The error lists the first of them and counts the rest.
+            const { shown, total } = capViolations(
+              listed,
+              BATCH_FINDINGS_PER_DOCUMENT,
+              Math.max(0, (err.violationsTotal ?? 0) - listed.length),
+            );
             return {
               index,
               irn,
               status: err.code === "irn_exists" ? "duplicate" : "invalid",
               message: err.message,
               details: err.details,
-              ...(shown ? { violations: shown } : {}),
-              ...(shown && total > shown.length
+              ...(err.violations ? { violations: shown } : {}),
+              ...(total > shown.length
                 ? { violations_truncated: true as const, violations_total: total }
                 : {}),
             };
@@ -522,8 +521,7 @@ export function invoiceService(deps: {
         }
         results.push(
           commit(principal, checked, transmitting).then(({ warnings, warningsBeyond }): BatchResult => {
-            const shown = warnings.slice(0, BATCH_FINDINGS_PER_DOCUMENT);
-            const total = warnings.length + warningsBeyond;
+            const { shown, total } = capViolations(warnings, BATCH_FINDINGS_PER_DOCUMENT, warningsBeyond);
             return {
               index,
               irn,

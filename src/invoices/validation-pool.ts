@@ -1,6 +1,6 @@
 import { Worker } from "node:worker_threads";
 import type { RuleContext } from "./rules/types.ts";
-import { type ValidationResult, validateInvoice } from "./validation.ts";
+import { lineCount, type ValidationResult, validateInvoice } from "./validation.ts";
 import type { ValidationRequest } from "./validation-thread.ts";
 
 const THREAD = new URL("./validation-thread.mjs", import.meta.url);
@@ -22,12 +22,6 @@ type Answer = {
   warnings: ValidationResult["warnings"];
   warningsBeyond: number;
   patch: Record<string, unknown>;
-};
-
-const lineCount = (body: unknown): number => {
-  const lines =
-    typeof body === "object" && body !== null ? (body as { invoice_line?: unknown }).invoice_line : undefined;
-  return Array.isArray(lines) ? lines.length : 0;
 };
 
 /**

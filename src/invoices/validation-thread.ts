@@ -1,5 +1,5 @@
 import { parentPort } from "node:worker_threads";
-import { MAX_VIOLATIONS } from "../http/errors.ts";
+import { capViolations, MAX_VIOLATIONS } from "../http/errors.ts";
 import type { RuleContext } from "./rules/types.ts";
 import { validateInvoice } from "./validation.ts";
 
@@ -30,12 +30,14 @@ parentPort?.on("message", (request: ValidationRequest) => {
     if (checked !== body && typeof checked === "object" && checked !== null) {
       for (const key of Object.keys(checked)) if (checked[key] !== body[key]) patch[key] = checked[key];
     }
+    const errors = capViolations(result.errors, MAX_VIOLATIONS, result.errorsBeyond);
+    const warnings = capViolations(result.warnings, MAX_VIOLATIONS, result.warningsBeyond);
     parentPort?.postMessage({
       id: request.id,
-      errors: result.errors.slice(0, MAX_VIOLATIONS),
-      errorsBeyond: result.errorsBeyond + Math.max(0, result.errors.length - MAX_VIOLATIONS),
-      warnings: result.warnings.slice(0, MAX_VIOLATIONS),
-      warningsBeyond: result.warningsBeyond + Math.max(0, result.warnings.length - MAX_VIOLATIONS),
+      errors: errors.shown,
+      errorsBeyond: errors.total - errors.shown.length,
+      warnings: warnings.shown,
+      warningsBeyond: warnings.total - warnings.shown.length,
       patch,
     });
   } catch (err) {

@@ -71,6 +71,12 @@ function oversized(value: unknown, node: SchemaNode, path: string, out: Violatio
   }
 }
 
+/** How many lines a submitted document holds, whatever else it is. */
+export function lineCount(body: unknown): number {
+  const lines = isObject(body) ? body.invoice_line : undefined;
+  return Array.isArray(lines) ? lines.length : 0;
+}
+
 /**
  * Runs every rule over a submitted document and sorts the findings into errors and warnings. An
  * array longer than the schema allows (330,000 empty lines fit in a MiB) is refused before any
