@@ -94,28 +94,31 @@ export function transmissionService(deps: {
   const exhausted = (job: OutboxJob) => outOfAttempts(job, settings);
   const incomplete = () => cutOffReason(settings);
 
+  /** A job with nothing left to do: done, and the claim's count taken back, since nothing was attempted. */
+  async function skip(job: OutboxJob, owner: string, reason: string | null): Promise<Outcome> {
+    const settled = await write((tx) =>
+      outbox.settle(
+        job.id,
+        owner,
+        {
+          state: "done",
+          attempts: job.attempts - 1,
+          last_error: reason,
+          updated_at: new Date().toISOString(),
+        },
+        tx,
+      ),
+    );
+    return settled ? "skipped" : "lost";
+  }
+
   async function deliver(job: OutboxJob, owner: string, timeoutMs: number): Promise<Outcome> {
     const irn = job.irn as string;
     const invoice = await invoices.findByIrn(irn);
     const attempt = job.attempts;
     const now = () => new Date().toISOString();
     if (!invoice || invoice.status === "TRANSMITTED") {
-      const at = now();
-      const settled = await write((tx) =>
-        outbox.settle(
-          job.id,
-          owner,
-          {
-            state: "done",
-            // Nothing was attempted: the claim's count is taken back.
-            attempts: attempt - 1,
-            updated_at: at,
-            last_error: invoice ? null : "invoice not found",
-          },
-          tx,
-        ),
-      );
-      return settled ? "skipped" : "lost";
+      return skip(job, owner, invoice ? null : "invoice not found");
     }
     const started = Date.now();
     try {
@@ -250,20 +253,7 @@ export function transmissionService(deps: {
     const attempt = job.attempts;
     const hook = await webhooks.find(job.business_id);
     if (!hook || !job.payload) {
-      const settled = await write((tx) =>
-        outbox.settle(
-          job.id,
-          owner,
-          {
-            state: "done",
-            attempts: attempt - 1,
-            last_error: "no webhook registered",
-            updated_at: new Date().toISOString(),
-          },
-          tx,
-        ),
-      );
-      return settled ? "skipped" : "lost";
+      return skip(job, owner, "no webhook registered");
     }
     const body = job.payload;
     try {
