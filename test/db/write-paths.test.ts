@@ -81,6 +81,19 @@ type Path = {
   write: (ctx: Context, app: App, who: Tenant, prepared: string) => Promise<void>;
 };
 
+/** A fresh invoice signed for `who`: its IRN. */
+async function signedIrn(app: App, who: Tenant): Promise<string> {
+  const invoice = freshInvoice(who, "invoice-minimal");
+  const res = await app.inject({
+    method: "POST",
+    url: `${API}/sign`,
+    headers: who.headers,
+    payload: invoice,
+  });
+  assert.equal(res.statusCode, 200, res.body);
+  return String(invoice.irn);
+}
+
 const PATHS: Path[] = [
   {
     name: "creating a business",
@@ -109,17 +122,7 @@ const PATHS: Path[] = [
   {
     name: "a payment update",
     table: "invoices",
-    async prepare(_ctx, app, who) {
-      const invoice = freshInvoice(who, "invoice-minimal");
-      const res = await app.inject({
-        method: "POST",
-        url: `${API}/sign`,
-        headers: who.headers,
-        payload: invoice,
-      });
-      assert.equal(res.statusCode, 200, res.body);
-      return String(invoice.irn);
-    },
+    prepare: (_ctx, app, who) => signedIrn(app, who),
     async write(_ctx, app, who, irn) {
       const res = await app.inject({
         method: "PATCH",
@@ -156,17 +159,7 @@ const PATHS: Path[] = [
   {
     name: "queueing a transmission",
     table: "invoices",
-    async prepare(_ctx, app, who) {
-      const invoice = freshInvoice(who, "invoice-minimal");
-      const res = await app.inject({
-        method: "POST",
-        url: `${API}/sign`,
-        headers: who.headers,
-        payload: invoice,
-      });
-      assert.equal(res.statusCode, 200, res.body);
-      return String(invoice.irn);
-    },
+    prepare: (_ctx, app, who) => signedIrn(app, who),
     async write(_ctx, app, who, irn) {
       const res = await app.inject({ url: `${API}/transmit/${irn}`, headers: who.headers });
       assert.equal(res.statusCode, 200, res.body);
