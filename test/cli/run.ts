@@ -229,3 +229,16 @@ export async function health(url: string, apiKey: string, apiSecret: string) {
   const res = await fetch(`${url}/`, { headers: { "API-KEY": apiKey, "API-SECRET": apiSecret } });
   return { status: res.status, body: (await res.json()) as unknown };
 }
+
+/** `einvoice worker` in a process of its own, killed when the test ends if it is still running. */
+export function spawnWorker(t: TestContext, env: Record<string, string>): ChildProcess {
+  const child = spawn(process.execPath, ["bin/einvoice.js", "worker"], {
+    cwd: REPO_ROOT,
+    env: cleanEnv(env),
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  t.after(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  });
+  return child;
+}

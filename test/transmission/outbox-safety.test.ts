@@ -1,12 +1,11 @@
 import assert from "node:assert/strict";
-import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { type TestContext, test } from "node:test";
 import { ConfigError, loadConfig } from "../../src/config.ts";
-import { cleanEnv, freePort } from "../cli/run.ts";
-import { build, eventually, freshInvoice, type Json, REPO_ROOT, tenant } from "../helpers.ts";
+import { freePort, spawnWorker } from "../cli/run.ts";
+import { build, eventually, freshInvoice, type Json, tenant } from "../helpers.ts";
 import { FAST } from "./pair.ts";
 
 const API = "/api/v1/einvoice";
@@ -22,18 +21,6 @@ async function serve(t: TestContext, handler: http.RequestListener) {
   });
   const { port } = server.address() as AddressInfo;
   return { port, url: `http://127.0.0.1:${port}` };
-}
-
-function spawnWorker(t: TestContext, env: Record<string, string>): ChildProcess {
-  const child = spawn(process.execPath, ["bin/einvoice.js", "worker"], {
-    cwd: REPO_ROOT,
-    env: cleanEnv(env),
-    stdio: ["ignore", "ignore", "pipe"],
-  });
-  t.after(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-  });
-  return child;
 }
 
 async function lookup(app: Awaited<ReturnType<typeof build>>["app"], irn: string, headers: Json) {

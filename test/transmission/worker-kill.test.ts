@@ -1,24 +1,11 @@
 import assert from "node:assert/strict";
-import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
-import { type TestContext, test } from "node:test";
-import { cleanEnv, freePort } from "../cli/run.ts";
-import { build, eventually, freshInvoice, REPO_ROOT, tenant } from "../helpers.ts";
+import { test } from "node:test";
+import { freePort, spawnWorker } from "../cli/run.ts";
+import { build, eventually, freshInvoice, tenant } from "../helpers.ts";
 import { proxy, slow } from "./proxy.ts";
 
 const API = "/api/v1/einvoice";
-
-function spawnWorker(t: TestContext, env: Record<string, string>): ChildProcess {
-  const child = spawn(process.execPath, ["bin/einvoice.js", "worker"], {
-    cwd: REPO_ROOT,
-    env: cleanEnv(env),
-    stdio: ["ignore", "ignore", "pipe"],
-  });
-  t.after(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-  });
-  return child;
-}
 
 test("a worker killed mid-delivery loses its leases; another worker finishes every job, nothing twice", {
   timeout: 180_000,
