@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { normalizeDocument } from "../../src/invoices/rules/amounts.ts";
-import { agrees, denoise, hasExtraDecimals } from "../../src/invoices/rules/money.ts";
+import { agrees, denoise, hasExtraDecimals, roundings } from "../../src/invoices/rules/money.ts";
 import { validateInvoice } from "../../src/invoices/validation.ts";
 import { build, fixture, type Json, tenant } from "../helpers.ts";
 
@@ -148,6 +148,40 @@ test("rates apply: a discount_rate or fee_rate without its amount is the line's 
   assert.ok(warning?.related?.includes("invoice_line[0].discount_rate"));
   // The amount is the one used: the line with 20000 off adds up, so no line error.
   assert.ok(!disagreeing.errors.some((e) => e.path === "invoice_line[0].line_extension_amount"));
+});
+
+test("a discount or fee that is a tie may be rounded either way before the line subtracts it", () => {
+  // 7.5 % of 540458857.80 is 40534414.335, 1 % is 5404588.578: an ERP that rounds the binary value
+  // (toFixed, Math.round(v * 100) / 100) takes 40534414.33 off, one that rounds halves up .34.
+  assert.deepEqual(roundings(40534414.335, 2), [40534414.33, 40534414.34]);
+  assert.deepEqual(roundings(-0.125, 2), [-0.12, -0.13]);
+  assert.deepEqual(roundings(5404588.578, 2), [5404588.58]);
+  assert.deepEqual(roundings(0.1 + 0.2, 2), [0.3]);
+  const doc = fixture("invoice-minimal", WHO);
+  const line = (doc.invoice_line as Json[])[0] as Json;
+  Object.assign(line, { invoiced_quantity: 909, discount_rate: 7.5, fee_rate: 1 });
+  (line.price as Json).price_amount = 594564.2;
+  const declare = (amount: number) => {
+    line.line_extension_amount = amount;
+    const tax = Number(((amount * 7.5) / 100).toFixed(2));
+    Object.assign(doc.legal_monetary_total as Json, {
+      line_extension_amount: amount,
+      tax_exclusive_amount: amount,
+      tax_inclusive_amount: amount + tax,
+      payable_amount: amount + tax,
+    });
+    (doc.tax_total as Json[])[0] = {
+      tax_amount: tax,
+      tax_subtotal: [
+        { taxable_amount: amount, tax_amount: tax, tax_category: { id: "STANDARD_VAT", percent: 7.5 } },
+      ],
+    };
+    return pairs(validateInvoice(doc, CTX).errors);
+  };
+  assert.deepEqual(declare(505329032.04), []); // .34 off, or nothing rounded
+  assert.deepEqual(declare(505329032.05), []); // .33 off
+  assert.deepEqual(declare(505329032.06), ["line_amount @ invoice_line[0].line_extension_amount"]);
+  assert.deepEqual(declare(505329032.03), ["line_amount @ invoice_line[0].line_extension_amount"]);
 });
 
 test("business_id in any letter case: validate, sign, irn/validate and batch; stored in lower case", async (t) => {

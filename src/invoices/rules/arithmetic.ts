@@ -1,6 +1,6 @@
 import type { Violation } from "../../http/errors.ts";
 import { TAX_CATEGORIES } from "../../reference/data.ts";
-import { currencyDigits, disagreement, round, show } from "./money.ts";
+import { currencyDigits, disagreement, round, roundings, show } from "./money.ts";
 import { asArray, entries, isObject, lineBase, num, type Rule } from "./types.ts";
 
 /** Tax categories whose reference percent is a number (STANDARD_VAT 7.5, ZERO_VAT 0.0, …). */
@@ -19,6 +19,15 @@ function adjustment(amount: unknown, rate: unknown, base: number): number | unde
   if (amount !== undefined) return num(amount);
   if (rate !== undefined) return num(rate) === undefined ? undefined : (base * (num(rate) as number)) / 100;
   return 0;
+}
+
+/** The line amounts of clients that round the base (or not), the discount and the fee first. */
+function lineRoundings(gross: number, discount: number, fee: number, places: number): number[] {
+  const out: number[] = [];
+  for (const base of [gross, ...roundings(gross, places)])
+    for (const d of roundings(discount, places))
+      for (const f of roundings(fee, places)) out.push(base - d + f);
+  return out;
 }
 
 /**
@@ -81,8 +90,8 @@ export const arithmetic: Rule = {
             : `${at}.fee_amount`,
         ],
         // Clients round the discount and fee before they subtract them, from the base as it is or
-        // rounded too.
-        [gross - r(discount) + r(fee), r(gross) - r(discount) + r(fee)],
+        // rounded too, each tie either way.
+        lineRoundings(gross, discount, fee, places),
       );
     }
 

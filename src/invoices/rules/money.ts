@@ -16,6 +16,21 @@ export function round(value: number, places: number): number {
 }
 
 /**
+ * Every correct rounding of `value` to `places` decimals: one, or, when the value is a tie (40534414.335
+ * and its binary neighbours), both of its neighbours. Half up, half down, half to even and rounding
+ * the binary value (`toFixed`, `Math.round(v * 100) / 100`) each pick one of them, and clients use all
+ * of these for the steps they round before adding up.
+ */
+export function roundings(value: number, places: number): number[] {
+  const factor = 10 ** places;
+  const scaled = Math.abs(value) * factor;
+  const below = Math.floor(scaled);
+  if (Math.abs(scaled - below - 0.5) > noiseBound(value, places) * factor) return [round(value, places)];
+  const sign = value < 0 ? -1 : 1;
+  return [(sign * below) / factor, (sign * (below + 1)) / factor];
+}
+
+/**
  * The largest difference between a value and its rounding that binary floating point alone explains:
  * a millionth of a minor unit, or, for large values, a few units in the last place of the value (an
  * ERP that adds up 10,000 lines in doubles drifts by about that much).
