@@ -14,8 +14,10 @@ import { loadConfig } from "../src/config.ts";
 import { createContext } from "../src/main.ts";
 import {
   benchDatabase,
+  cpuMs,
   freePort,
   machine,
+  pin,
   type SteadyRequest,
   shared,
   start,
@@ -34,6 +36,9 @@ const { values: args } = parseArgs({
     only: { type: "string" },
     // Writes a V8 CPU profile of each API process into this directory when the server stops.
     "cpu-prof": { type: "string" },
+    // Linux: the cores the API server may run on (e.g. "1"); the load generator takes the others, so
+    // the two do not take turns on the same cores and requests/s measure the server alone.
+    "server-cpus": { type: "string" },
   },
 });
 const duration = Number(args.duration);
@@ -86,6 +91,7 @@ const api = `http://127.0.0.1:${apiPort}`;
 try {
   await waitFor(`http://127.0.0.1:${ceilingPort}/`);
   await waitFor(`${api}/healthz`);
+  if (args["server-cpus"]) pin(args["server-cpus"], children);
 
   // Invoices to read back: lookup and GET {IRN} rotate through them.
   const irns: string[] = [];
@@ -216,12 +222,21 @@ try {
   const only = args.only?.split(",").map((name) => name.trim().toLowerCase());
   const chosen = (s: Scenario) =>
     s.name.startsWith("ceiling") || !only || only.some((word) => s.name.toLowerCase().includes(word));
+  // The server's CPU per request: steadier than requests/s on a machine shared with the load
+  // generator, and what a change to the request path costs.
+  const serverPid = (s: Scenario) => (s.url === api ? children[1]?.pid : children[0]?.pid);
+  const perRequest = (s: Scenario, before: number | undefined, requests: number) => {
+    const after = cpuMs(serverPid(s));
+    if (before === undefined || after === undefined || requests === 0) return "";
+    return `   cpu ${Math.round(((after - before) * 1000) / requests)} µs/req`;
+  };
   for (const s of scenarios.filter(chosen)) {
+    const cpuBefore = cpuMs(serverPid(s));
     if (s.steady) {
       const result = await steadyRate({ url: s.url, durationS: duration, ...s.steady });
       rates.set(s.name, result.ok / duration);
       console.log(
-        `${s.name.padEnd(38)} ${String(result.ok).padStart(7)} done     p50 ${String(result.p50).padStart(4)} ms   p99 ${String(result.p99).padStart(4)} ms   max ${result.max} ms${result.bad ? `   (${result.bad} not 2xx)` : ""}`,
+        `${s.name.padEnd(38)} ${String(result.ok).padStart(7)} done     p50 ${String(result.p50).padStart(4)} ms   p99 ${String(result.p99).padStart(4)} ms   max ${result.max} ms${result.bad ? `   (${result.bad} not 2xx)` : ""}${perRequest(s, cpuBefore, result.ok + result.bad)}`,
       );
       continue;
     }
@@ -237,7 +252,7 @@ try {
       ? `   (${Math.round(result.requests.average * s.invoicesPerRequest)} invoices/s)`
       : "";
     console.log(
-      `${s.name.padEnd(38)} ${Math.round(result.requests.average).toString().padStart(7)} req/s   p50 ${String(result.latency.p50).padStart(4)} ms   p99 ${String(result.latency.p99).padStart(4)} ms${invoices}${bad ? `   (${bad} not 2xx)` : ""}`,
+      `${s.name.padEnd(38)} ${Math.round(result.requests.average).toString().padStart(7)} req/s   p50 ${String(result.latency.p50).padStart(4)} ms   p99 ${String(result.latency.p99).padStart(4)} ms${invoices}${bad ? `   (${bad} not 2xx)` : ""}${perRequest(s, cpuBefore, result.requests.total)}`,
     );
   }
   const ceiling = rates.get("ceiling (bare Fastify, same body)") ?? 1;

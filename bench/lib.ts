@@ -1,5 +1,5 @@
 /** What the HTTP benchmarks share: a database of their own, a server process, ports, waiting. */
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import http from "node:http";
@@ -42,6 +42,69 @@ export function start(args: string[], env: Record<string, string>): ChildProcess
     env: { ...process.env, ...env },
     stdio: ["ignore", "ignore", "inherit"],
   });
+}
+
+/** Every process's parent and CPU time so far (user + system, ms), from /proc (Linux). */
+function processes(): Map<number, { parent: number; ms: number }> {
+  const tick = 1000 / 100; // USER_HZ is 100 on every Linux of note
+  const out = new Map<number, { parent: number; ms: number }>();
+  for (const entry of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      // The command name may hold spaces and parentheses: the fields start after its last ")".
+      const text = fs.readFileSync(`/proc/${entry}/stat`, "utf8");
+      const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
+      out.set(Number(entry), {
+        parent: Number(fields[1]),
+        ms: (Number(fields[11]) + Number(fields[12])) * tick,
+      });
+    } catch {
+      // gone between the listing and the read
+    }
+  }
+  return out;
+}
+
+/** `pid` and every descendant of it. */
+function tree(pid: number, all = processes()): number[] {
+  const out = [pid];
+  for (let i = 0; i < out.length; i++) for (const [child, p] of all) if (p.parent === out[i]) out.push(child);
+  return out;
+}
+
+/**
+ * CPU time (ms) a process and its descendants have used so far; undefined off Linux. A server's CPU
+ * per request does not depend on what else the machine runs, unlike its requests/s when the load
+ * generator shares its cores.
+ */
+export function cpuMs(pid: number | undefined): number | undefined {
+  if (pid === undefined || !fs.existsSync(`/proc/${pid}/stat`)) return undefined;
+  const all = processes();
+  return tree(pid, all).reduce((sum, id) => sum + (all.get(id)?.ms ?? 0), 0);
+}
+
+/**
+ * Pins the server's processes (and their threads) to `cpus` ("1", "1-3") and this process, the load
+ * generator, to every other core, with util-linux's taskset.
+ */
+export function pin(cpus: string, servers: ChildProcess[]): void {
+  const run = (...argv: string[]) => {
+    const done = spawnSync("taskset", argv, { encoding: "utf8" });
+    if (done.status !== 0) throw new Error(`taskset ${argv.join(" ")}: ${done.stderr || done.error}`);
+  };
+  const chosen = new Set<number>();
+  for (const part of cpus.split(",")) {
+    const [from, to = from] = part.split("-").map(Number);
+    for (let c = from as number; c <= (to as number); c++) chosen.add(c);
+  }
+  const others = os
+    .cpus()
+    .map((_, i) => i)
+    .filter((i) => !chosen.has(i));
+  if (others.length === 0) throw new Error(`--server-cpus ${cpus} leaves no core for the load generator`);
+  for (const server of servers)
+    for (const pid of tree(server.pid as number)) run("-a", "-p", "-c", cpus, String(pid));
+  run("-a", "-p", "-c", others.join(","), String(process.pid));
 }
 
 /** Stops the processes and waits for their exits (a profiled one writes its profile on the way). */
