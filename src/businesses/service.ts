@@ -1,6 +1,6 @@
 import { createHmac, randomBytes, randomInt, randomUUID, timingSafeEqual } from "node:crypto";
 import { type Db, writeTransaction } from "../db/database.ts";
-import { DomainError } from "../http/errors.ts";
+import { DomainError } from "../errors.ts";
 import type { AuditLogRepository } from "../signing/audit-log.ts";
 import { canonicalBusinessId } from "./ids.ts";
 import type { BusinessRepository } from "./repository.ts";
@@ -23,7 +23,7 @@ export type NewBusiness = {
 };
 
 function invalid(details: string): DomainError {
-  return new DomainError("bad_request", { message: "Invalid request", details });
+  return new DomainError("invalid_request", { message: "Invalid request", details });
 }
 
 export function businessService(deps: {

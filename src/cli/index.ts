@@ -7,8 +7,8 @@ import { Command, CommanderError } from "commander";
 import { ConfigError, loadConfig } from "../config.ts";
 import { openDatabase } from "../db/database.ts";
 import { migrateToLatest } from "../db/migrations.ts";
-import { DomainError } from "../http/errors.ts";
-import { BATCH_MAX_DOCUMENTS } from "../http/limits.ts";
+import { DomainError } from "../errors.ts";
+import { BATCH_MAX_DOCUMENTS } from "../invoices/batch-limits.ts";
 import {
   generatePrivateKey,
   newProductionSecrets,
@@ -113,7 +113,7 @@ business
     await withContext(async (ctx) => {
       const found = await ctx.businesses.find(opts.business);
       if (!found)
-        throw new DomainError("bad_request", {
+        throw new DomainError("invalid_request", {
           message: "Invalid request",
           details: `business ${opts.business} does not exist`,
         });
@@ -186,7 +186,7 @@ catalog
   .argument("<file>")
   .action(async (kind: string, file: string) => {
     if (kind !== "products" && kind !== "services") {
-      throw new DomainError("bad_request", {
+      throw new DomainError("invalid_request", {
         message: "Invalid request",
         details: `kind must be products or services, not '${kind}'`,
       });

@@ -4,8 +4,8 @@ import formbody from "@fastify/formbody";
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { Type } from "typebox";
-import { fromFrameworkError } from "../http/error-mapper.ts";
-import { DomainError, ERROR_STATUS } from "../http/errors.ts";
+import { DomainError } from "../errors.ts";
+import { ERROR_STATUS, fromFrameworkError } from "../http/error-mapper.ts";
 import { INVOICE_STATUSES } from "../invoices/service.ts";
 import { PAYMENT_STATUSES } from "../reference/data.ts";
 import type { Html } from "./html.ts";
@@ -112,7 +112,7 @@ export function dashboardRoutes(deps: {
 
     if (!operatorPassword) {
       const off = async () => {
-        throw new DomainError("not_found", {
+        throw new DomainError("page_not_found", {
           message: "The operator dashboard is off",
           details:
             "set EINVOICE_OPERATOR_PASSWORD (at least 16 characters) to turn the operator dashboard on",
@@ -137,7 +137,7 @@ export function dashboardRoutes(deps: {
         const origin = request.headers.origin;
         // request.host is the Host header, or X-Forwarded-Host from a proxy named in EINVOICE_TRUST_PROXY.
         if (origin !== undefined && originHost(origin) !== request.host) {
-          throw new DomainError("forbidden", {
+          throw new DomainError("form_refused", {
             message: "Form refused",
             details: `a form posted from ${origin} cannot act on this dashboard`,
           });
@@ -149,7 +149,7 @@ export function dashboardRoutes(deps: {
         const next = request.url.length <= 2000 && NEXT.test(request.url) ? request.url : DASHBOARD;
         return reply.redirect(`${DASHBOARD}/login?${new URLSearchParams({ next })}`, 303);
       }
-      throw new DomainError("unauthorized", {
+      throw new DomainError("signed_out", {
         message: "Signed out",
         details: "sign in to the dashboard again: the session has ended",
       });
@@ -163,7 +163,7 @@ export function dashboardRoutes(deps: {
       const fields = Object.entries((request.body ?? {}) as Record<string, unknown>);
       const nul = fields.find(([, value]) => typeof value === "string" && value.includes("\0"));
       if (nul) {
-        throw new DomainError("bad_request", {
+        throw new DomainError("invalid_request", {
           message: "Invalid request",
           details: `the field ${nul[0]} contains a NUL character, which no field accepts`,
         });
@@ -232,7 +232,7 @@ export function dashboardRoutes(deps: {
             303,
           );
         } catch (err) {
-          if (!(err instanceof DomainError && err.code === "bad_request")) throw err;
+          if (!(err instanceof DomainError && err.code === "invalid_request")) throw err;
           // The form again, as typed, with what is wrong with it.
           const form = { ...request.body, error: err.details };
           return send(reply, businessesPage(await dashboard.businesses(), form), 400);
@@ -320,7 +320,7 @@ export function dashboardRoutes(deps: {
     );
 
     app.get(`${DASHBOARD}/*`, { schema: PAGE, config: config("unknown") }, async (request) => {
-      throw new DomainError("not_found", {
+      throw new DomainError("page_not_found", {
         message: "No such page",
         details: `the dashboard has no page at ${request.url.split("?")[0]}`,
       });

@@ -1,5 +1,5 @@
 import type { BusinessService, NewBusiness } from "../businesses/service.ts";
-import { DomainError } from "../http/errors.ts";
+import { DomainError } from "../errors.ts";
 import type { InvoiceService } from "../invoices/service.ts";
 import { qrImage } from "../signing/qr-image.ts";
 import type { TransmissionService } from "../transmission/service.ts";
@@ -35,7 +35,7 @@ export function dashboardService(deps: {
     async business(id: string) {
       const business = await businesses.find(id);
       if (!business) {
-        throw new DomainError("not_found", {
+        throw new DomainError("business_not_found", {
           message: "Business not found",
           details: `no business has the id '${id}'`,
         });

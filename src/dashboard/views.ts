@@ -1,4 +1,4 @@
-import type { DomainError } from "../http/errors.ts";
+import type { DomainError } from "../errors.ts";
 import { currencyDigits } from "../invoices/rules/money.ts";
 import { INVOICE_STATUSES } from "../invoices/service.ts";
 import { PAYMENT_STATUSES } from "../reference/data.ts";

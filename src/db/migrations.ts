@@ -6,9 +6,59 @@ import {
   Migrator,
   sql,
 } from "kysely";
-import { currencyDigits } from "../invoices/rules/money.ts";
 import { engineOf } from "./database.ts";
 import type { Database } from "./schema.ts";
+
+/*
+ * Migrations are frozen: each carries its own literal SQL, column lists and data, never a live
+ * constant of the code, so that a later edit to the code cannot rewrite what a past migration did.
+ */
+
+/** Minor-unit digits of the currencies without 2, as the reference list had them when 0008 was written. */
+const DIGITS_0008: Record<string, number> = {
+  AFN: 0,
+  ALL: 0,
+  AMD: 0,
+  BHD: 3,
+  BIF: 0,
+  CLP: 0,
+  COP: 0,
+  CRC: 0,
+  DJF: 0,
+  GNF: 0,
+  HUF: 0,
+  IDR: 0,
+  IQD: 0,
+  IRR: 0,
+  ISK: 0,
+  JOD: 3,
+  JPY: 0,
+  KMF: 0,
+  KRW: 0,
+  KWD: 3,
+  LBP: 0,
+  LYD: 3,
+  MGA: 0,
+  MMK: 0,
+  MUR: 0,
+  OMR: 3,
+  PKR: 0,
+  PYG: 0,
+  RSD: 0,
+  RWF: 0,
+  SOS: 0,
+  SYP: 0,
+  TND: 3,
+  TZS: 0,
+  UGX: 0,
+  UZS: 0,
+  VND: 0,
+  XAF: 0,
+  XOF: 0,
+  YER: 0,
+  ZMK: 0,
+  ZWL: 0,
+};
 
 /**
  * Migrations are code, not files, so one list serves every engine and ships inside the package.
@@ -204,7 +254,16 @@ const migrations: Record<string, Migration> = {
       await db.schema
         .createIndex("invoices_lookup")
         .on("invoices")
-        .columns([...LOOKUP_COLUMNS])
+        .columns([
+          "irn",
+          "business_id",
+          "status",
+          "payment_status",
+          "payment_reference",
+          "signed_at",
+          "transmitted_at",
+          "authority_reference",
+        ])
         .execute();
     },
   },
@@ -345,7 +404,8 @@ async function partialPayments(db: Kysely<unknown>) {
         document_currency_code?: unknown;
         legal_monetary_total?: { payable_amount?: unknown };
       };
-      const digits = currencyDigits(document.document_currency_code);
+      const code = document.document_currency_code;
+      const digits = (typeof code === "string" ? DIGITS_0008[code] : undefined) ?? 2;
       const amount = document.legal_monetary_total?.payable_amount;
       const payable = typeof amount === "number" ? Math.round(amount * 10 ** digits) : 0;
       const paid = row.payment_status === "PAID" ? payable : 0;
@@ -377,21 +437,6 @@ async function partialPayments(db: Kysely<unknown>) {
     ])
     .execute();
 }
-
-/**
- * The columns of 0005's lookup index, the key first. 0005 builds its index from this list, so it
- * never changes: 0008 rebuilt the index with the balance added (see the repository's STATE_COLUMNS).
- */
-export const LOOKUP_COLUMNS = [
-  "irn",
-  "business_id",
-  "status",
-  "payment_status",
-  "payment_reference",
-  "signed_at",
-  "transmitted_at",
-  "authority_reference",
-] as const;
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
 

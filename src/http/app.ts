@@ -9,11 +9,11 @@ import Fastify, {
   type FastifyRequest,
 } from "fastify";
 import { Type } from "typebox";
-import { createAjv } from "./ajv.ts";
+import { DomainError } from "../errors.ts";
+import { createAjv } from "../schema/ajv.ts";
 import { type Authenticate, DOCS, guard } from "./auth.ts";
 import { health } from "./envelope.ts";
 import { fromFrameworkError, routeNotFound, sendError } from "./error-mapper.ts";
-import { DomainError } from "./errors.ts";
 import { useBoundedJsonParser } from "./json-body.ts";
 import { BODY_LIMIT } from "./limits.ts";
 import type { ServiceMetrics } from "./metrics.ts";
@@ -69,7 +69,7 @@ export async function buildApp(deps: AppDeps) {
     frameworkErrors: (error, _request, reply) =>
       sendError(
         reply,
-        new DomainError("bad_request", {
+        new DomainError("invalid_request", {
           message: "Invalid request",
           details:
             error.code === "FST_ERR_MAX_PARAM_LENGTH"
@@ -249,7 +249,7 @@ export async function buildApp(deps: AppDeps) {
       try {
         await deps.ready();
       } catch {
-        throw new DomainError("unavailable", {
+        throw new DomainError("service_unavailable", {
           message: "Not ready",
           details: "the database does not answer",
           retryAfter: 2,

@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Principal } from "../businesses/service.ts";
+import { DomainError } from "../errors.ts";
 import { unauthorized } from "./error-mapper.ts";
-import { DomainError } from "./errors.ts";
 import type { RateLimits } from "./rate-limit.ts";
 
 declare module "fastify" {
@@ -23,7 +23,7 @@ export type Authenticate = (
 export const DOCS = "/docs";
 
 export const nulRefused = (details: string) =>
-  new DomainError("bad_request", { message: "Invalid request", details });
+  new DomainError("invalid_request", { message: "Invalid request", details });
 
 const header = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);
 

@@ -1,4 +1,4 @@
-import { capViolations, MAX_VIOLATIONS, type Violation } from "./errors.ts";
+import { capViolations, MAX_VIOLATIONS, type Violation } from "../errors.ts";
 
 /** Success envelopes exactly as the spec defines them; error envelopes live in the error mapper. */
 

@@ -1,8 +1,42 @@
 import { randomUUID } from "node:crypto";
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { isTransientDatabaseError } from "../db/database.ts";
-import { DomainError, ERROR_STATUS, schemaViolations, summarize } from "./errors.ts";
+import { type DomainCode, DomainError, summarize } from "../errors.ts";
+import { schemaViolations } from "../schema/violations.ts";
 import { BODY_LIMIT } from "./limits.ts";
+
+/** The HTTP status of each domain error: the only place that decides it. */
+export const ERROR_STATUS: Record<DomainCode, number> = {
+  invalid_request: 400,
+  validation_failed: 400,
+  irn_exists: 400,
+  irn_invalid: 400,
+  invoice_not_found: 404,
+  business_not_found: 404,
+  page_not_found: 404,
+  resource_not_found: 404,
+  route_not_found: 404,
+  method_not_allowed: 405,
+  transmission_refused: 400,
+  // Signed and queued: the spec's 503 for a transmission not confirmed yet.
+  transmission_queued: 503,
+  requeue_refused: 400,
+  payment_transition_refused: 400,
+  batch_refused: 400,
+  report_refused: 400,
+  qr_code_invalid: 400,
+  qr_code_refused: 400,
+  idempotency_key_reused: 422,
+  request_in_progress: 409,
+  unauthenticated: 401,
+  form_refused: 403,
+  signed_out: 401,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  rate_limited: 429,
+  service_unavailable: 503,
+  internal: 500,
+};
 
 const UNAUTHORIZED_DETAILS =
   "API credentials are invalid or missing: send the API-KEY and API-SECRET headers";
@@ -21,7 +55,8 @@ export function toErrorBody(err: DomainError, handler: string): ErrorBody {
   const head = { status: false as const, code: ERROR_STATUS[err.code], message: err.message, data: null };
   const timestamp = new Date().toISOString();
   switch (err.code) {
-    case "unauthorized":
+    case "unauthenticated":
+    case "signed_out":
       return { ...head, error: { details: err.details }, timestamp };
     case "irn_exists":
       // The spec's empty array, unless the answer has more to say (the very document is signed).
@@ -54,7 +89,7 @@ export function toErrorBody(err: DomainError, handler: string): ErrorBody {
 }
 
 export function unauthorized(): DomainError {
-  return new DomainError("unauthorized", { message: "Unauthorized", details: UNAUTHORIZED_DETAILS });
+  return new DomainError("unauthenticated", { message: "Unauthorized", details: UNAUTHORIZED_DETAILS });
 }
 
 export function routeNotFound(method: string, url: string): DomainError {
@@ -72,7 +107,7 @@ export function fromFrameworkError(err: FastifyError, request: FastifyRequest): 
   if (err.validation) {
     const where = err.validationContext === "body" ? "" : (err.validationContext ?? "");
     const violations = schemaViolations(err.validation, where);
-    return new DomainError("bad_request", {
+    return new DomainError("invalid_request", {
       message: failureMessage,
       details: summarize(violations),
       violations,
@@ -90,25 +125,25 @@ export function fromFrameworkError(err: FastifyError, request: FastifyRequest): 
         details: `Content-Type '${request.headers["content-type"] ?? ""}' is not supported: send application/json`,
       });
     case "FST_ERR_CTP_EMPTY_JSON_BODY":
-      return new DomainError("bad_request", {
+      return new DomainError("invalid_request", {
         message: failureMessage,
         details: "the request body is empty: send a JSON object",
       });
     case "FST_ERR_CTP_INVALID_JSON_BODY":
     case "FST_ERR_CTP_INVALID_CONTENT_LENGTH":
-      return new DomainError("bad_request", {
+      return new DomainError("invalid_request", {
         message: failureMessage,
         details: `the request body is not valid JSON: ${err.message}`,
       });
   }
   if (err instanceof SyntaxError) {
-    return new DomainError("bad_request", {
+    return new DomainError("invalid_request", {
       message: failureMessage,
       details: `the request body is not valid JSON: ${err.message}`,
     });
   }
   if (isTransientDatabaseError(err)) {
-    return new DomainError("unavailable", {
+    return new DomainError("service_unavailable", {
       message: "Service temporarily unavailable",
       details:
         "the database is unavailable for a moment; nothing was changed, retry after the indicated delay",
@@ -118,7 +153,7 @@ export function fromFrameworkError(err: FastifyError, request: FastifyRequest): 
   const status = err.statusCode ?? 500;
   if (status >= 400 && status < 500) {
     return new DomainError(
-      status === 404 ? "not_found" : status === 413 ? "payload_too_large" : "bad_request",
+      status === 404 ? "resource_not_found" : status === 413 ? "payload_too_large" : "invalid_request",
       {
         message: failureMessage,
         details: err.message,

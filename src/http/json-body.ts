@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
+import { DomainError } from "../errors.ts";
 import { pacer } from "../turns.ts";
-import { DomainError } from "./errors.ts";
 import {
   arrayMemberInTurns,
   type JsonScan,
@@ -40,7 +40,8 @@ function hasNonFinite(value: unknown): boolean {
   return false;
 }
 
-const invalid = (details: string) => new DomainError("bad_request", { message: "Invalid request", details });
+const invalid = (details: string) =>
+  new DomainError("invalid_request", { message: "Invalid request", details });
 
 const count = (n: number) => n.toLocaleString("en-US");
 

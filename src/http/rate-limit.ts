@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from "fastify";
-import { DomainError } from "./errors.ts";
+import { DomainError } from "../errors.ts";
 import {
   addressKey,
   type RateCounter,

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { Type } from "typebox";
-import { DomainError } from "../http/errors.ts";
+import { DomainError } from "../errors.ts";
 import { fingerprint } from "./fingerprint.ts";
 import type { Claim, IdempotencyService } from "./service.ts";
 
@@ -69,7 +69,7 @@ export function idempotent(idempotency: Pick<IdempotencyService, "begin" | "comp
       const key = Array.isArray(raw) ? raw.join(", ") : raw;
       const problem = keyProblem(key);
       if (problem) {
-        throw new DomainError("bad_request", {
+        throw new DomainError("invalid_request", {
           message: request.routeOptions.config?.failureMessage ?? "Invalid request",
           details: `the Idempotency-Key header ${problem}`,
           violations: [

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { batcher } from "../batcher.ts";
 import { type Db, writeTransaction } from "../db/database.ts";
-import { DomainError } from "../http/errors.ts";
+import { DomainError } from "../errors.ts";
 import type { Answer, IdempotencyRepository, KeyRow } from "./repository.ts";
 
 /** A key is kept, and its answer replayed, for this long after it was claimed. */
@@ -117,7 +117,7 @@ export function idempotencyService(deps: {
   }
 
   const inProgress = (request: KeyedRequest) =>
-    new DomainError("in_progress", {
+    new DomainError("request_in_progress", {
       message: "Request in progress",
       details: `a request with the Idempotency-Key '${request.key}' is still being processed; retry later`,
       retryAfter: 2,

@@ -1,4 +1,4 @@
-import { DomainError } from "../http/errors.ts";
+import { DomainError } from "../errors.ts";
 import { canonicalDocument } from "../signing/signer.ts";
 
 /**

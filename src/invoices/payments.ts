@@ -1,4 +1,4 @@
-import { DomainError, type Violation } from "../http/errors.ts";
+import { DomainError, type Violation } from "../errors.ts";
 import type { PaymentStatus } from "../reference/data.ts";
 import { currencyDigits } from "./rules/money.ts";
 
@@ -147,7 +147,7 @@ export function decidePayment(
   const digits = invoice.currency_digits;
   const money = (minor: number) => `${formatMinor(minor, digits)} ${invoice.currency}`;
   const fail = (details: string, violation: Omit<Violation, "message"> & { message?: string }) =>
-    new DomainError("bad_request", {
+    new DomainError("payment_transition_refused", {
       message: "Failed to update invoice",
       details,
       violations: [{ ...violation, message: violation.message ?? details }],

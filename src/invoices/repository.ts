@@ -1,6 +1,5 @@
 import { type CompiledQuery, sql } from "kysely";
 import { type Db, type Executor, engineOf, powerOfTwoChunks } from "../db/database.ts";
-import { LOOKUP_COLUMNS } from "../db/migrations.ts";
 import type { InvoiceTable } from "../db/schema.ts";
 
 /** One entry of an invoice's append-only history: what happened, when, and who did it. */
@@ -13,7 +12,19 @@ export function isUniqueViolation(err: unknown): boolean {
 }
 
 /** What lookup/{IRN} reads of an invoice: the columns of the index that answers it (0008). */
-export const STATE_COLUMNS = [...LOOKUP_COLUMNS, "payable_minor", "paid_minor", "currency_digits"] as const;
+export const STATE_COLUMNS = [
+  "irn",
+  "business_id",
+  "status",
+  "payment_status",
+  "payment_reference",
+  "signed_at",
+  "transmitted_at",
+  "authority_reference",
+  "payable_minor",
+  "paid_minor",
+  "currency_digits",
+] as const;
 
 /** The columns of an invoice's state: what lookup/{IRN} reads. */
 export type InvoiceState = Pick<InvoiceTable, (typeof STATE_COLUMNS)[number]>;

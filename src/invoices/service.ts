@@ -5,8 +5,7 @@ import type { BusinessRepository, ChainHead } from "../businesses/repository.ts"
 import { actorOf, type Principal } from "../businesses/service.ts";
 import { type Db, type Executor, isTransientDatabaseError, writeTransaction } from "../db/database.ts";
 import type { InvoiceTable } from "../db/schema.ts";
-import { capViolations, DomainError, MAX_VIOLATIONS, summarize, type Violation } from "../http/errors.ts";
-import { BATCH_FINDINGS_PER_DOCUMENT, BATCH_MAX_LINES } from "../http/limits.ts";
+import { capViolations, DomainError, MAX_VIOLATIONS, summarize, type Violation } from "../errors.ts";
 import type { Sealer } from "../keys/sealer.ts";
 import type { SealingService } from "../keys/sealing.ts";
 import type { PaymentStatus } from "../reference/data.ts";
@@ -15,6 +14,7 @@ import { irnProblem } from "../signing/irn.ts";
 import type { Signature, Signer } from "../signing/signer.ts";
 import type { TransmissionService } from "../transmission/service.ts";
 import { pacer } from "../turns.ts";
+import { BATCH_FINDINGS_PER_DOCUMENT, BATCH_MAX_LINES } from "./batch-limits.ts";
 import { irnExists, sameDocument } from "./duplicates.ts";
 import { amountsOf, type Balance, openingBalance } from "./payments.ts";
 import type { Preparer } from "./preparation-pool.ts";
@@ -77,7 +77,7 @@ function validationFailed(violations: Violation[], beyond = 0): DomainError {
 
 /** The same answer whether the IRN is unknown or belongs to another business: nothing leaks. */
 export function notFound(irn: string, scope = " for this business"): DomainError {
-  return new DomainError("not_found", {
+  return new DomainError("invoice_not_found", {
     message: "Invoice not found",
     details: `no invoice with IRN '${irn}' is registered${scope}`,
   });
@@ -373,7 +373,7 @@ export function invoiceService(deps: {
     const invoice = await invoices.findByIrn(irn);
     if (invoice?.status === "TRANSMITTED") return;
     if (invoice?.status === "TRANSMISSION_FAILED") {
-      throw new DomainError("bad_request", {
+      throw new DomainError("transmission_refused", {
         message: "Transmission failed",
         details: `the tax authority did not accept the invoice: ${job?.last_error ?? "unknown error"}; correct it or call transmit again to retry`,
       });
@@ -467,7 +467,7 @@ export function invoiceService(deps: {
     async signMany(principal: Principal, bodies: readonly unknown[], transmitting: boolean) {
       const lines = bodies.reduce<number>((sum, body) => sum + lineCount(body), 0);
       if (lines > BATCH_MAX_LINES) {
-        throw new DomainError("bad_request", {
+        throw new DomainError("batch_refused", {
           message: "Failed to validate batch",
           details: `the batch holds ${lines.toLocaleString("en-US")} invoice lines in all; at most ${BATCH_MAX_LINES.toLocaleString("en-US")} are accepted in one request: send the documents in several batches`,
         });
@@ -555,7 +555,7 @@ export function invoiceService(deps: {
         }
         if (queued.status === "TRANSMITTED") return { alreadyTransmitted: true };
       }
-      throw new DomainError("unavailable", {
+      throw new DomainError("service_unavailable", {
         message: "Service temporarily unavailable",
         details: `invoice '${irn}' is changing state under concurrent transmissions; retry after the indicated delay`,
         retryAfter: 1,
@@ -579,7 +579,7 @@ export function invoiceService(deps: {
         const open = await transmission.openDelivery(irn, db);
         if (open !== undefined) return { job_id: open, already: true };
       }
-      throw new DomainError("bad_request", {
+      throw new DomainError("requeue_refused", {
         message: "Invoice not re-queued",
         details: `invoice '${irn}' is ${status}: only an invoice whose transmission failed can be re-queued`,
       });

@@ -1,5 +1,5 @@
 import { parentPort } from "node:worker_threads";
-import { capViolations, MAX_VIOLATIONS } from "../http/errors.ts";
+import { capViolations, MAX_VIOLATIONS } from "../errors.ts";
 import type { RuleContext } from "./rules/types.ts";
 import { validateInvoice } from "./validation.ts";
 

@@ -1,4 +1,4 @@
-import { MAX_VIOLATIONS, type Violation } from "../http/errors.ts";
+import { MAX_VIOLATIONS, type Violation } from "../errors.ts";
 import { normalizeDocument } from "./rules/amounts.ts";
 import { INVOICE_RULES } from "./rules/index.ts";
 import { isObject, type RuleContext } from "./rules/types.ts";

@@ -1,5 +1,5 @@
 import type { Executor } from "../db/database.ts";
-import { DomainError } from "../http/errors.ts";
+import { DomainError } from "../errors.ts";
 import type { DataKeyStateRepository } from "./key-state-repository.ts";
 import { type Sealer, sealedKid } from "./sealer.ts";
 
@@ -38,7 +38,7 @@ export function sealingService(deps: { sealer: Sealer; state: Pick<DataKeyStateR
 export type SealingService = ReturnType<typeof sealingService>;
 
 function missingKey(kid: string): DomainError {
-  return new DomainError("unavailable", {
+  return new DomainError("service_unavailable", {
     message: "Service temporarily unavailable",
     details: `data key '${kid}', which \`keys rotate-data-key\` made current, is not configured in this process's EINVOICE_DATA_KEYS; nothing was changed, retry after the indicated delay`,
     publicMessage: "The service's encryption keys are being rotated; nothing was changed, retry in a moment.",

@@ -1,4 +1,4 @@
-import type { Violation } from "../http/errors.ts";
+import type { Violation } from "../errors.ts";
 import { currencyDigits, disagreement, round } from "../invoices/rules/money.ts";
 import { CURRENCIES } from "../reference/currencies.ts";
 import { TAX_CATEGORIES } from "../reference/data.ts";

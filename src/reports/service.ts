@@ -1,6 +1,6 @@
 import { actorOf, type Principal } from "../businesses/service.ts";
 import { type Db, writeTransaction } from "../db/database.ts";
-import { DomainError, summarize } from "../http/errors.ts";
+import { DomainError, summarize } from "../errors.ts";
 import type { InvoiceRepository } from "../invoices/repository.ts";
 import { checkReport } from "./checks.ts";
 import type { ReportRepository } from "./repository.ts";
@@ -24,7 +24,7 @@ export function reportService(deps: {
         invoice && { supplier_tin: invoice.supplier_tin, customer_tin: invoice.customer_tin, currency },
       );
       if (errors.length > 0 || !invoice) {
-        throw new DomainError("bad_request", {
+        throw new DomainError("report_refused", {
           message: "Failed to submit report",
           details: summarize(errors),
           violations: errors,

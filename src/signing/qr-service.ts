@@ -1,6 +1,6 @@
 import { createPublicKey, type KeyObject } from "node:crypto";
 import type { BusinessRepository } from "../businesses/repository.ts";
-import { DomainError } from "../http/errors.ts";
+import { DomainError } from "../errors.ts";
 import type { InvoiceRepository } from "../invoices/repository.ts";
 import { parseIrn } from "./irn.ts";
 import { encryptQr, PayloadTooLarge, type QrCodec, UnusableQrKey } from "./qr.ts";
@@ -8,7 +8,7 @@ import { ImageRefused, ImageTooLarge, parseImageDataUrl, type QrImage } from "./
 import { type QrImageReader, QrReaderBusy } from "./qr-reader-pool.ts";
 
 function invalid(details: string): DomainError {
-  return new DomainError("bad_request", {
+  return new DomainError("qr_code_invalid", {
     message: "QR Code validation failed",
     details,
     publicMessage: "The QR code is not a valid code of a registered invoice.",
@@ -27,7 +27,7 @@ async function readImage(code: string, images: Pick<QrImageReader, "read">): Pro
     if (err instanceof ImageTooLarge) throw invalid(`the image is too large for a QR code (${err.message})`);
     if (err instanceof ImageRefused) throw invalid(err.message);
     if (err instanceof QrReaderBusy) {
-      throw new DomainError("unavailable", {
+      throw new DomainError("service_unavailable", {
         message: "Service temporarily unavailable",
         details: `the QR image decoder is busy (${err.message}); retry after the indicated delay`,
         retryAfter: 1,
@@ -42,7 +42,7 @@ async function readImage(code: string, images: Pick<QrImageReader, "read">): Pro
 }
 
 function createFailed(details: string): DomainError {
-  return new DomainError("bad_request", { message: "QR Code generation failed", details });
+  return new DomainError("qr_code_refused", { message: "QR Code generation failed", details });
 }
 
 export function qrService(deps: {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { Violation } from "../../src/http/errors.ts";
+import type { Violation } from "../../src/errors.ts";
 import { arithmetic } from "../../src/invoices/rules/arithmetic.ts";
 import { normalizeHsCode, productCatalog } from "../../src/invoices/rules/catalog.ts";
 import { codeLists } from "../../src/invoices/rules/code-lists.ts";

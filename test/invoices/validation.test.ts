@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { test } from "node:test";
-import type { Violation } from "../../src/http/errors.ts";
+import type { Violation } from "../../src/errors.ts";
 import { build, fixture, HS_CSV, ISO_TIMESTAMP, type Json, tenant } from "../helpers.ts";
 
 const API = "/api/v1/einvoice";

@@ -1,4 +1,4 @@
-import type { Violation } from "../../http/errors.ts";
+import type { Violation } from "../../errors.ts";
 import { TAX_CATEGORIES } from "../../reference/data.ts";
 import { currencyDigits, disagreement, round, roundings, show } from "./money.ts";
 import { asArray, entries, isObject, lineBase, num, type Rule } from "./types.ts";

@@ -1,4 +1,4 @@
-import type { Violation } from "../../http/errors.ts";
+import type { Violation } from "../../errors.ts";
 import { entries, type Rule } from "./types.ts";
 
 /** `252329` and `2523.29` name the same subheading. */

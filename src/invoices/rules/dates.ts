@@ -1,4 +1,4 @@
-import type { Violation } from "../../http/errors.ts";
+import type { Violation } from "../../errors.ts";
 import { isRealDate } from "../../signing/irn.ts";
 import { entries, isObject, type Rule, str } from "./types.ts";
 

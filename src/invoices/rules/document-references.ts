@@ -1,4 +1,4 @@
-import type { Violation } from "../../http/errors.ts";
+import type { Violation } from "../../errors.ts";
 import { parseIrn } from "../../signing/irn.ts";
 import { entries, isObject, type Rule } from "./types.ts";
 

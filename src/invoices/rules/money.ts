@@ -1,4 +1,4 @@
-import type { Violation } from "../../http/errors.ts";
+import type { Violation } from "../../errors.ts";
 import { CURRENCIES } from "../../reference/currencies.ts";
 
 const digits = new Map(CURRENCIES.map((c) => [c.code, c.decimal_digits]));

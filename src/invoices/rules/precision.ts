@@ -1,4 +1,4 @@
-import type { Violation } from "../../http/errors.ts";
+import type { Violation } from "../../errors.ts";
 import { amountsOf } from "./amounts.ts";
 import { currencyDigits, hasExtraDecimals, round } from "./money.ts";
 import { num, type Rule } from "./types.ts";

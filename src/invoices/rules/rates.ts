@@ -1,4 +1,4 @@
-import type { Violation } from "../../http/errors.ts";
+import type { Violation } from "../../errors.ts";
 import { agrees, currencyDigits, round, show } from "./money.ts";
 import { entries, lineBase, num, type Rule } from "./types.ts";
 

@@ -1,6 +1,7 @@
 import { Type } from "typebox";
-import { createAjv } from "../../http/ajv.ts";
-import { schemaViolations, type Violation } from "../../http/errors.ts";
+import type { Violation } from "../../errors.ts";
+import { createAjv } from "../../schema/ajv.ts";
+import { schemaViolations } from "../../schema/violations.ts";
 import { InvoiceDocument, InvoiceLine, MAX_LINES } from "../schema.ts";
 import type { Rule } from "./types.ts";
 

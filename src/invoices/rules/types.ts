@@ -1,4 +1,4 @@
-import type { Violation } from "../../http/errors.ts";
+import type { Violation } from "../../errors.ts";
 
 /** What rules may know beyond the document. */
 export type RuleContext = {

@@ -1,4 +1,4 @@
-import type { Violation } from "../../http/errors.ts";
+import type { Violation } from "../../errors.ts";
 import { InvoiceDocument } from "../schema.ts";
 import { isObject, type Rule } from "./types.ts";
 

@@ -1,0 +1,109 @@
+#!/usr/bin/env node
+// The layering rules of src/, checked on every `npm run check`:
+// - only src/http, the composition root (main.ts) and each domain's HTTP edge (its routes.ts)
+//   import from src/http: services, repositories and rules speak in domain terms (src/errors.ts);
+// - src/crypto imports no domain: it is a library;
+// - src/transmission imports nothing from src/invoices: the outbox reports outcomes through a port;
+// - no cycle between the folders of src/ (each edge of one is named, with an import that makes it).
+// What the code breaks today is listed in KNOWN below, each to be removed by the change that mends
+// it: a new breach fails, and so does a listed one that no longer happens (the list only shrinks).
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import path from "node:path";
+
+const SRC = "src";
+const KNOWN = new Set([
+  // Where the lifecycle redesign cuts: the outbox reads and writes invoices itself, the audit and
+  // the QR codec sit in signing/ beside the data they read, key rotation rewrites two domains' rows.
+  "transmission imports invoices: src/transmission/service.ts -> src/invoices/repository.ts",
+  "transmission imports invoices: src/transmission/service.ts -> src/invoices/stored-document.ts",
+  "cycle edge: businesses -> signing",
+  "cycle edge: invoices -> signing",
+  "cycle edge: invoices -> businesses",
+  "cycle edge: invoices -> transmission",
+  "cycle edge: invoices -> keys",
+  "cycle edge: invoices -> schema",
+  "cycle edge: keys -> signing",
+  "cycle edge: keys -> invoices",
+  "cycle edge: keys -> transmission",
+  "cycle edge: schema -> signing",
+  "cycle edge: signing -> businesses",
+  "cycle edge: signing -> invoices",
+  "cycle edge: signing -> keys",
+  "cycle edge: transmission -> invoices",
+  "cycle edge: transmission -> keys",
+  "cycle edge: transmission -> businesses",
+  "cycle edge: transmission -> signing",
+]);
+
+function files(dir) {
+  return readdirSync(dir).flatMap((name) => {
+    const full = path.join(dir, name);
+    if (statSync(full).isDirectory()) return files(full);
+    return /\.(ts|mjs)$/.test(name) && !name.endsWith(".d.ts") ? [full] : [];
+  });
+}
+
+/** A file's folder under src/ ("invoices" for src/invoices/rules/x.ts); root files are their own. */
+const folderOf = (file) => {
+  const parts = path.relative(SRC, file).split(path.sep);
+  return parts.length > 1 ? parts[0] : parts[0].replace(/\.(ts|mjs)$/, "");
+};
+
+// `import … from "x"`, `export … from "x"`, `import "x"` and `import("x")`.
+const IMPORT =
+  /(?:^|\n)\s*(?:import|export)\s[^"';]*?from\s*["']([^"']+)["']|(?:^|\n)\s*import\s*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g;
+
+const found = [];
+const edges = new Map();
+const examples = new Map();
+for (const file of files(SRC)) {
+  const text = readFileSync(file, "utf8");
+  const from = folderOf(file);
+  for (const match of text.matchAll(IMPORT)) {
+    const spec = match[1] ?? match[2] ?? match[3];
+    if (!spec.startsWith(".")) continue;
+    const target = path.normalize(path.join(path.dirname(file), spec));
+    if (!target.startsWith(`${SRC}${path.sep}`)) continue;
+    const to = folderOf(target);
+    const base = path.basename(file);
+    if (to === "http" && from !== "http" && base !== "routes.ts" && from !== "main") {
+      found.push(`outside http imports http: ${file} -> ${target}`);
+    }
+    if (from === "crypto" && to !== "crypto" && !["errors", "turns"].includes(to)) {
+      found.push(`crypto imports a domain: ${file} -> ${target}`);
+    }
+    if (from === "transmission" && to === "invoices") {
+      found.push(`transmission imports invoices: ${file} -> ${target}`);
+    }
+    // The composition root and the CLI wire everything, and a domain's routes.ts is the HTTP edge
+    // of its folder (it points into the domain and into http/): none takes part in the folder graph.
+    if (from !== to && !["main", "cli"].includes(from) && base !== "routes.ts") {
+      if (!edges.has(from)) edges.set(from, new Set());
+      edges.get(from).add(to);
+      if (!examples.has(`${from}>${to}`)) examples.set(`${from}>${to}`, `${file} -> ${target}`);
+    }
+  }
+}
+
+// A folder edge is in a cycle when its target leads back to its source: each such edge is named,
+// with one import that makes it, so the list says where to cut.
+const reaches = (from, to, seen = new Set()) => {
+  if (from === to) return true;
+  seen.add(from);
+  return [...(edges.get(from) ?? [])].some((next) => !seen.has(next) && reaches(next, to, seen));
+};
+const cyclic = new Map();
+for (const [from, targets] of edges) {
+  for (const to of targets)
+    if (reaches(to, from)) cyclic.set(`cycle edge: ${from} -> ${to}`, examples.get(`${from}>${to}`));
+}
+found.push(...cyclic.keys());
+
+const breaches = [...new Set(found)].filter((f) => !KNOWN.has(f));
+const mended = [...KNOWN].filter((k) => !found.includes(k));
+for (const b of breaches)
+  console.error(`import rule broken: ${b}${cyclic.has(b) ? ` (${cyclic.get(b)})` : ""}`);
+for (const m of mended)
+  console.error(`no longer happens, remove it from KNOWN in scripts/check-imports.mjs: ${m}`);
+if (breaches.length > 0 || mended.length > 0) process.exit(1);
+console.log(`imports: layering rules hold (${KNOWN.size} known breaches left to mend)`);
