@@ -19,6 +19,7 @@ import { serviceMetrics } from "./http/metrics.ts";
 import { rateLimitStore } from "./http/rate-limit-store.ts";
 import { idempotencyRepository } from "./idempotency/repository.ts";
 import { idempotencyService } from "./idempotency/service.ts";
+import { invoiceLifecycle } from "./invoices/lifecycle.ts";
 import { paymentService } from "./invoices/payment-service.ts";
 import { preparer } from "./invoices/preparation-pool.ts";
 import { invoiceRepository } from "./invoices/repository.ts";
@@ -52,6 +53,7 @@ import { transmissionService } from "./transmission/service.ts";
 import { webhookRegistrar } from "./transmission/webhook-registrar.ts";
 import { webhookRepository } from "./transmission/webhook-repository.ts";
 import { createWorker } from "./transmission/worker.ts";
+import { webhookNotifier } from "./webhooks/notifier.ts";
 
 export type Logger = pino.Logger;
 
@@ -112,10 +114,13 @@ export async function createContext(config: Config) {
   const metrics = outboxMetrics({ refreshMs: config.metricsRefreshMs });
   const counters = serviceMetrics(metrics.registry);
   const webhooksRepo = webhookRepository(db);
+  const outbox = outboxRepository(db);
+  const notifier = webhookNotifier({ outbox, webhooks: webhooksRepo });
+  const lifecycle = invoiceLifecycle({ invoices: invoicesRepo, notifier, sealer });
   const transmission = transmissionService({
     db,
-    outbox: outboxRepository(db),
-    invoices: invoicesRepo,
+    outbox,
+    invoices: lifecycle.delivery,
     webhooks: webhooksRepo,
     sealer,
     authority: config.authority.kind === "http" ? httpAuthority(config.authority) : builtinAuthority(),
@@ -151,11 +156,13 @@ export async function createContext(config: Config) {
     validate: validations.validate,
     products: knownProducts,
     transmission,
+    notifier,
+    lifecycle,
     transmitWaitMs: config.outbox.transmitWaitMs,
     strictSupplier: config.strictSupplier,
     onSigned: counters.signed,
   });
-  const payments = paymentService({ db, invoices: invoicesRepo, transmission });
+  const payments = paymentService({ db, invoices: invoicesRepo, lifecycle });
   const reports = reportService({ db, reports: reportRepository(db), invoices: invoicesRepo });
   const idempotency = idempotencyService({
     db,

@@ -6,7 +6,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { Type } from "typebox";
 import { DomainError } from "../errors.ts";
 import { ERROR_STATUS, fromFrameworkError } from "../http/error-mapper.ts";
-import { INVOICE_STATUSES } from "../invoices/service.ts";
+import { INVOICE_STATUSES } from "../invoices/lifecycle.ts";
 import { PAYMENT_STATUSES } from "../reference/data.ts";
 import type { Html } from "./html.ts";
 import type { DashboardService } from "./service.ts";

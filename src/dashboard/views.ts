@@ -1,6 +1,6 @@
 import type { DomainError } from "../errors.ts";
+import { INVOICE_STATUSES } from "../invoices/lifecycle.ts";
 import { currencyDigits } from "../invoices/rules/money.ts";
-import { INVOICE_STATUSES } from "../invoices/service.ts";
 import { PAYMENT_STATUSES } from "../reference/data.ts";
 import { type Html, html } from "./html.ts";
 import type { InvoiceFilter } from "./repository.ts";

@@ -1,17 +1,17 @@
 import { actorOf, type Principal } from "../businesses/service.ts";
 import { type Db, writeTransaction } from "../db/database.ts";
-import type { TransmissionService } from "../transmission/service.ts";
+import type { InvoiceLifecycle } from "./lifecycle.ts";
 import { decidePayment, type PaymentChange, recordedPayments } from "./payments.ts";
 import type { InvoiceRepository } from "./repository.ts";
-import { eventData, notFound } from "./service.ts";
+import { notFound } from "./service.ts";
 
-/** `update/{IRN}`: the payment moves of `payments.ts`, each stored with its history entry and notice. */
+/** `update/{IRN}`: the payment moves of `payments.ts`, each recorded by the lifecycle. */
 export function paymentService(deps: {
   db: Db;
-  invoices: Pick<InvoiceRepository, "find" | "events" | "changePaymentIf" | "addEvent">;
-  transmission: Pick<TransmissionService, "notify">;
+  invoices: Pick<InvoiceRepository, "find" | "events">;
+  lifecycle: Pick<InvoiceLifecycle, "paymentMoved">;
 }) {
-  const { db, invoices, transmission } = deps;
+  const { db, invoices, lifecycle } = deps;
 
   return {
     /**
@@ -43,39 +43,9 @@ export function paymentService(deps: {
         );
         if (decision.kind === "unchanged") return { changed: false, replay: decision.replay };
         const at = new Date().toISOString();
-        const won = await writeTransaction(db, async (tx) => {
-          const moved = await invoices.changePaymentIf(
-            irn,
-            row,
-            {
-              payment_status: decision.to,
-              payment_reference: decision.payment_reference,
-              paid_minor: decision.paid_minor,
-              updated_at: at,
-            },
-            tx,
-          );
-          if (!moved) return false;
-          await invoices.addEvent(
-            irn,
-            { at, type: "payment_updated", actor: actorOf(principal), detail: decision.detail },
-            tx,
-          );
-          await transmission.notify(
-            row.business_id,
-            "invoice.payment_updated",
-            {
-              ...eventData({ ...row, payment_status: decision.to, paid_minor: decision.paid_minor }),
-              payment_reference: decision.payment_reference,
-              // This update's payment (none for REJECTED) and the date it was made.
-              amount: decision.detail.amount ?? null,
-              payment_update_date: decision.detail.payment_update_date,
-            },
-            at,
-            tx,
-          );
-          return true;
-        });
+        const won = await writeTransaction(db, (tx) =>
+          lifecycle.paymentMoved(row, decision, actorOf(principal), at, tx),
+        );
         if (won) return { changed: true, replay: false };
       }
     },

@@ -7,9 +7,10 @@ import { IdempotencyHeaders, idempotent, ReplayedHeader } from "../idempotency/h
 import type { IdempotencyService } from "../idempotency/service.ts";
 import { PAYMENT_STATUSES } from "../reference/data.ts";
 import { BATCH_BODY_LIMIT, BATCH_MAX_DOCUMENTS } from "./batch-limits.ts";
+import { INVOICE_STATUSES } from "./lifecycle.ts";
 import type { PaymentService } from "./payment-service.ts";
 import { BatchResult, InvoiceDocument } from "./schema.ts";
-import { INVOICE_STATUSES, type InvoiceService } from "./service.ts";
+import type { InvoiceService } from "./service.ts";
 
 const PREFIX = "/api/v1/einvoice";
 const IrnParams = Type.Object({ irn: Type.String({ minLength: 1, maxLength: 100 }) });

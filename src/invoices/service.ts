@@ -14,8 +14,10 @@ import { irnProblem } from "../signing/irn.ts";
 import type { Signature, Signer } from "../signing/signer.ts";
 import type { TransmissionService } from "../transmission/service.ts";
 import { pacer } from "../turns.ts";
+import type { Notice, WebhookNotifier } from "../webhooks/notifier.ts";
 import { BATCH_FINDINGS_PER_DOCUMENT, BATCH_MAX_LINES } from "./batch-limits.ts";
 import { irnExists, sameDocument } from "./duplicates.ts";
+import { eventData, type InvoiceLifecycle, type InvoiceStatus } from "./lifecycle.ts";
 import { amountsOf, type Balance, openingBalance } from "./payments.ts";
 import type { Preparer } from "./preparation-pool.ts";
 import {
@@ -27,22 +29,6 @@ import {
 import type { BatchResult, InvoiceDocument } from "./schema.ts";
 import { openDocument } from "./stored-document.ts";
 import { type InvoiceValidator, lineCount } from "./validation.ts";
-
-/** What webhook events say about an invoice: its state, never its content. */
-export function eventData(
-  row: Pick<InvoiceTable, "irn" | "business_id" | "status" | "payment_status"> & Balance,
-) {
-  return {
-    irn: row.irn,
-    business_id: row.business_id,
-    status: row.status,
-    payment_status: row.payment_status,
-    ...amountsOf(row),
-  };
-}
-
-export const INVOICE_STATUSES = ["SIGNED", "TRANSMITTING", "TRANSMITTED", "TRANSMISSION_FAILED"] as const;
-export type InvoiceStatus = (typeof INVOICE_STATUSES)[number];
 
 const INVALID_INVOICE = "Failed to validate invoice";
 
@@ -98,14 +84,10 @@ export function invoiceService(deps: {
   products: Pick<ProductCodes, "current">;
   transmission: Pick<
     TransmissionService,
-    | "enqueueDelivery"
-    | "openDelivery"
-    | "enqueueNewDeliveries"
-    | "deliverNow"
-    | "notify"
-    | "notifyMany"
-    | "subscribers"
+    "enqueueDelivery" | "openDelivery" | "enqueueNewDeliveries" | "deliverNow"
   >;
+  notifier: Pick<WebhookNotifier, "notifyMany" | "subscribers">;
+  lifecycle: Pick<InvoiceLifecycle, "queued">;
   transmitWaitMs: number;
   /** A supplier TIN other than the signing business's is refused, not warned of. */
   strictSupplier?: boolean;
@@ -124,6 +106,8 @@ export function invoiceService(deps: {
     validate,
     products,
     transmission,
+    notifier,
+    lifecycle,
     transmitWaitMs,
   } = deps;
 
@@ -227,12 +211,12 @@ export function invoiceService(deps: {
       batch.map((s) => s.row.irn),
       tx,
     );
-    const subscribers = await transmission.subscribers(businessIds, tx);
+    const subscribers = await notifier.subscribers(businessIds, tx);
     const heads = new Map((await businesses.lockChains(businessIds, tx)).map((head) => [head.id, head]));
     const outcomes: Outcome<Registered>[] = [];
     const rows: InvoiceTable[] = [];
     const history: Array<{ irn: string; event: InvoiceEvent }> = [];
-    const notices: Parameters<TransmissionService["notifyMany"]>[0][number][] = [];
+    const notices: Notice[] = [];
     for (const item of batch) {
       const { row: draft, businessId, principal, signedAt } = item;
       const head = heads.get(businessId);
@@ -283,7 +267,7 @@ export function invoiceService(deps: {
       tx,
     );
     await invoices.addEvents(history, tx);
-    await transmission.notifyMany(notices, tx, subscribers);
+    await notifier.notifyMany(notices, tx, subscribers);
     const sending = rows.filter((row) => row.status === "TRANSMITTING");
     if (sending.length > 0) {
       const jobs = await transmission.enqueueNewDeliveries(
@@ -407,8 +391,7 @@ export function invoiceService(deps: {
   ): Promise<{ jobId: number } | { status: InvoiceStatus }> {
     const at = new Date().toISOString();
     return writeTransaction(db, async (tx) => {
-      if (await invoices.changeStatusIf(row.irn, from, { status: "TRANSMITTING", updated_at: at }, tx)) {
-        await invoices.addEvent(row.irn, { at, type: "transmission_queued", actor, detail: {} }, tx);
+      if (await lifecycle.queued(row.irn, from, actor, at, tx)) {
         return { jobId: await transmission.enqueueDelivery(row.irn, row.business_id, at, tx) };
       }
       const open = await transmission.openDelivery(row.irn, tx);

@@ -1,5 +1,6 @@
 import { canonicalBusinessId } from "../businesses/ids.ts";
 import type { BusinessRepository } from "../businesses/repository.ts";
+import { STATE_AFTER } from "../invoices/lifecycle.ts";
 import { type Balance, formatMinor, replayPayments } from "../invoices/payments.ts";
 import type { InvoiceRepository } from "../invoices/repository.ts";
 import { openDocument } from "../invoices/stored-document.ts";
@@ -139,12 +140,6 @@ export function auditService(deps: {
 
 export type AuditService = ReturnType<typeof auditService>;
 
-const TRANSMISSION_STATE: Record<string, string> = {
-  transmission_queued: "TRANSMITTING",
-  transmitted: "TRANSMITTED",
-  transmission_failed: "TRANSMISSION_FAILED",
-};
-
 /**
  * An invoice's state must be what its history says: the history starts with its signing, runs
  * forward in time, names an actor for every entry, and its last transmission and payment entries
@@ -171,7 +166,7 @@ export function historyProblems(
       signedPayment = detail.payment_status;
     }
     if (event.type === "payment_updated") payments.push({ at: event.at, detail });
-    status = TRANSMISSION_STATE[event.type] ?? status;
+    status = STATE_AFTER[event.type] ?? status;
   }
   if (status !== row.status) problems.push(`status is ${row.status} but the history says ${status}`);
   const replayed = replayPayments({ payment_status: signedPayment, balance: row }, payments);

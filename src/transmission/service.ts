@@ -1,8 +1,6 @@
-import { createHmac, randomBytes, randomUUID } from "node:crypto";
+import { createHmac, randomBytes } from "node:crypto";
 import { type Db, type Executor, engineOf, writeTransaction } from "../db/database.ts";
 import type { OutboxJob } from "../db/schema.ts";
-import type { InvoiceRepository } from "../invoices/repository.ts";
-import { openDocument } from "../invoices/stored-document.ts";
 import type { Sealer } from "../keys/sealer.ts";
 import {
   backoffMs,
@@ -15,13 +13,8 @@ import {
 } from "./attempts.ts";
 import { type AuthorityConnector, DeliveryError, isRedirect, redirectOf } from "./authority.ts";
 import type { OutboxRepository } from "./outbox-repository.ts";
+import type { DeliveryPort } from "./port.ts";
 import type { WebhookRepository } from "./webhook-repository.ts";
-
-export type EventType =
-  | "invoice.signed"
-  | "invoice.transmitted"
-  | "invoice.transmission_failed"
-  | "invoice.payment_updated";
 
 export type { OutboxSettings };
 
@@ -43,46 +36,15 @@ export function webhookSignature(secret: string, body: string, unixSeconds: numb
 export function transmissionService(deps: {
   db: Db;
   outbox: OutboxRepository;
-  invoices: Pick<InvoiceRepository, "findByIrn" | "setStatus" | "addEvent">;
-  webhooks: WebhookRepository;
+  /** The invoices side of a delivery: what to send, and what its outcome means (see port.ts). */
+  invoices: DeliveryPort;
+  webhooks: Pick<WebhookRepository, "find">;
   sealer: Pick<Sealer, "seal" | "open">;
   authority: AuthorityConnector;
   settings: OutboxSettings;
   onSettled?: (job: OutboxJob, outcome: Outcome) => void;
 }) {
   const { db, outbox, invoices, webhooks, sealer, authority, settings } = deps;
-
-  type Notice = { businessId: string; type: EventType; data: Record<string, unknown>; at: string };
-
-  /**
-   * Queues a webhook event for each notice whose business has a webhook, in the caller's
-   * transaction; `subscribed` (from `webhooks.subscribed`) when the caller has read it already.
-   */
-  async function notifyMany(notices: readonly Notice[], tx: Executor, subscribed?: ReadonlySet<string>) {
-    if (notices.length === 0) return;
-    subscribed ??= await webhooks.subscribed([...new Set(notices.map((n) => n.businessId))], tx);
-    const jobs = notices
-      .filter((notice) => subscribed.has(notice.businessId))
-      .map(({ businessId, type, data, at }) => ({
-        kind: "webhook" as const,
-        irn: typeof data.irn === "string" ? data.irn : null,
-        business_id: businessId,
-        payload: JSON.stringify({ id: `evt_${randomUUID()}`, type, created_at: at, data }),
-        state: "pending" as const,
-        next_attempt_at: at,
-        created_at: at,
-        updated_at: at,
-      }));
-    if (jobs.length > 0) await outbox.enqueueMany(jobs, tx);
-  }
-
-  const notify = (
-    businessId: string,
-    type: EventType,
-    data: Record<string, unknown>,
-    at: string,
-    tx: Executor,
-  ) => notifyMany([{ businessId, type, data, at }], tx);
 
   /**
    * Writes outside a caller's transaction. On SQLite they wait for another process's write lock
@@ -114,72 +76,36 @@ export function transmissionService(deps: {
 
   async function deliver(job: OutboxJob, owner: string, timeoutMs: number): Promise<Outcome> {
     const irn = job.irn as string;
-    const invoice = await invoices.findByIrn(irn);
+    const target = await invoices.target(irn);
     const attempt = job.attempts;
     const now = () => new Date().toISOString();
-    if (!invoice || invoice.status === "TRANSMITTED") {
-      return skip(job, owner, invoice ? null : "invoice not found");
-    }
+    if ("skip" in target) return skip(job, owner, target.skip);
+    const actor = `outbox:${owner}`;
     const started = Date.now();
     try {
       if (exhausted(job)) throw new OutOfAttempts(incomplete());
       const receipt = await withTimeout(timeLimit(job, timeoutMs, settings), (signal) =>
-        authority.deliver(
-          { irn, businessId: invoice.business_id, document: openDocument(invoice, sealer) },
-          signal,
-        ),
+        authority.deliver({ irn, businessId: target.businessId, document: target.document }, signal),
       );
       return await writeTransaction(db, async (tx) => {
-        if (
-          !(await outbox.settle(
-            job.id,
-            owner,
-            { state: "done", attempts: attempt, updated_at: receipt.at },
-            tx,
-          ))
-        )
-          return "lost";
-        await invoices.setStatus(
-          irn,
-          {
-            status: "TRANSMITTED",
-            transmitted_at: receipt.at,
-            authority_reference: receipt.reference,
-            updated_at: receipt.at,
-          },
+        const settled = await outbox.settle(
+          job.id,
+          owner,
+          { state: "done", attempts: attempt, updated_at: receipt.at },
           tx,
         );
-        await invoices.addEvent(
+        if (!settled) return "lost";
+        await invoices.delivered(
           irn,
           {
+            businessId: target.businessId,
             at: receipt.at,
-            type: "transmission_attempt",
-            actor: `outbox:${owner}`,
-            detail: { attempt, outcome: "delivered", duration_ms: Date.now() - started },
+            actor,
+            attempt,
+            durationMs: Date.now() - started,
+            authority: authority.name,
+            reference: receipt.reference,
           },
-          tx,
-        );
-        await invoices.addEvent(
-          irn,
-          {
-            at: receipt.at,
-            type: "transmitted",
-            actor: `outbox:${owner}`,
-            detail: { authority: authority.name, reference: receipt.reference },
-          },
-          tx,
-        );
-        await notify(
-          invoice.business_id,
-          "invoice.transmitted",
-          {
-            irn,
-            business_id: invoice.business_id,
-            status: "TRANSMITTED",
-            transmitted_at: receipt.at,
-            authority_reference: receipt.reference,
-          },
-          receipt.at,
           tx,
         );
         return "delivered";
@@ -209,42 +135,23 @@ export function transmissionService(deps: {
           tx,
         );
         if (!settled) return "lost";
-        await invoices.addEvent(
+        await invoices.attemptFailed(
           irn,
           {
+            businessId: target.businessId,
             at,
-            type: "transmission_attempt",
-            actor: `outbox:${owner}`,
-            detail: {
-              attempt: made,
-              outcome: cutOff ? "incomplete" : permanent ? "rejected" : "error",
-              error,
-              ...(cutOff ? {} : { duration_ms: Date.now() - started }),
-              ...(next ? { next_attempt_at: next } : {}),
-            },
+            actor,
+            attempt: made,
+            outcome: cutOff ? "incomplete" : permanent ? "rejected" : "error",
+            error,
+            ...(cutOff ? {} : { durationMs: Date.now() - started }),
+            ...(next ? { nextAttemptAt: next } : {}),
+            authority: authority.name,
+            final,
           },
           tx,
         );
-        if (!final) return "retry";
-        await invoices.setStatus(irn, { status: "TRANSMISSION_FAILED", updated_at: at }, tx);
-        await invoices.addEvent(
-          irn,
-          {
-            at,
-            type: "transmission_failed",
-            actor: `outbox:${owner}`,
-            detail: { authority: authority.name, attempts: made, error },
-          },
-          tx,
-        );
-        await notify(
-          invoice.business_id,
-          "invoice.transmission_failed",
-          { irn, business_id: invoice.business_id, status: "TRANSMISSION_FAILED", attempts: made, error },
-          at,
-          tx,
-        );
-        return "failed";
+        return final ? "failed" : "retry";
       });
     }
   }
@@ -332,10 +239,6 @@ export function transmissionService(deps: {
 
   return {
     settings,
-    notify,
-    notifyMany,
-    /** Which of these businesses have a webhook. */
-    subscribers: (businessIds: readonly string[], tx: Executor) => webhooks.subscribed(businessIds, tx),
     process,
     claimDue: (owner: string, limit: number) => write((tx) => outbox.claimDue(lease(owner), limit, tx)),
     release: (owner: string) => write((tx) => outbox.release(owner, tx)),

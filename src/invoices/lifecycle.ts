@@ -1,0 +1,225 @@
+import type { Executor } from "../db/database.ts";
+import type { InvoiceTable } from "../db/schema.ts";
+import type { Sealer } from "../keys/sealer.ts";
+import type { PaymentStatus } from "../reference/data.ts";
+import type { DeliveryPort } from "../transmission/port.ts";
+import type { WebhookNotifier } from "../webhooks/notifier.ts";
+import { amountsOf, type Balance, type PaymentDecision } from "./payments.ts";
+import type { InvoiceRepository } from "./repository.ts";
+import { openDocument } from "./stored-document.ts";
+
+/*
+ * The invoice lifecycle: its states, the moves between them, and what each move writes (the state,
+ * the history entry, the webhook notice), in the caller's transaction. Signing writes the first
+ * state (see register); every later change of an invoice's state goes through here.
+ *
+ *   SIGNED ──transmit──▶ TRANSMITTING ──delivered──▶ TRANSMITTED (final)
+ *                            │    ▲
+ *                 out of attempts  └──transmit again── TRANSMISSION_FAILED
+ *                            ▼                                ▲
+ *                            └────────────────────────────────┘
+ * Payment statuses move as payments.ts decides (PENDING → PARTIAL → PAID, PENDING → REJECTED, …).
+ */
+
+export const INVOICE_STATUSES = ["SIGNED", "TRANSMITTING", "TRANSMITTED", "TRANSMISSION_FAILED"] as const;
+export type InvoiceStatus = (typeof INVOICE_STATUSES)[number];
+export type { PaymentStatus };
+
+/** The state each history entry leaves an invoice in (entries not named here leave it as it was). */
+export const STATE_AFTER: Readonly<Record<string, InvoiceStatus>> = {
+  signed: "SIGNED",
+  transmission_queued: "TRANSMITTING",
+  transmitted: "TRANSMITTED",
+  transmission_failed: "TRANSMISSION_FAILED",
+};
+
+/** What webhook events say about an invoice: its state, never its content. */
+export function eventData(
+  row: Pick<InvoiceTable, "irn" | "business_id" | "status" | "payment_status"> & Balance,
+) {
+  return {
+    irn: row.irn,
+    business_id: row.business_id,
+    status: row.status,
+    payment_status: row.payment_status,
+    ...amountsOf(row),
+  };
+}
+
+export function invoiceLifecycle(deps: {
+  invoices: Pick<
+    InvoiceRepository,
+    "findByIrn" | "setStatus" | "changeStatusIf" | "changePaymentIf" | "addEvent"
+  >;
+  notifier: Pick<WebhookNotifier, "notify">;
+  sealer: Pick<Sealer, "open">;
+}) {
+  const { invoices, notifier, sealer } = deps;
+
+  /** What the outbox reports of a delivery, written as the invoice's state, history and notices. */
+  const delivery: DeliveryPort = {
+    async target(irn) {
+      const invoice = await invoices.findByIrn(irn);
+      if (!invoice) return { skip: "invoice not found" };
+      if (invoice.status === "TRANSMITTED") return { skip: null };
+      return { businessId: invoice.business_id, document: openDocument(invoice, sealer) };
+    },
+
+    async delivered(irn, report, tx) {
+      const { at, actor } = report;
+      await invoices.setStatus(
+        irn,
+        { status: "TRANSMITTED", transmitted_at: at, authority_reference: report.reference, updated_at: at },
+        tx,
+      );
+      await invoices.addEvent(
+        irn,
+        {
+          at,
+          type: "transmission_attempt",
+          actor,
+          detail: { attempt: report.attempt, outcome: "delivered", duration_ms: report.durationMs },
+        },
+        tx,
+      );
+      await invoices.addEvent(
+        irn,
+        {
+          at,
+          type: "transmitted",
+          actor,
+          detail: { authority: report.authority, reference: report.reference },
+        },
+        tx,
+      );
+      await notifier.notify(
+        {
+          businessId: report.businessId,
+          type: "invoice.transmitted",
+          data: {
+            irn,
+            business_id: report.businessId,
+            status: "TRANSMITTED",
+            transmitted_at: at,
+            authority_reference: report.reference,
+          },
+          at,
+        },
+        tx,
+      );
+    },
+
+    async attemptFailed(irn, report, tx) {
+      const { at, actor, attempt, error } = report;
+      await invoices.addEvent(
+        irn,
+        {
+          at,
+          type: "transmission_attempt",
+          actor,
+          detail: {
+            attempt,
+            outcome: report.outcome,
+            error,
+            ...(report.durationMs === undefined ? {} : { duration_ms: report.durationMs }),
+            ...(report.nextAttemptAt ? { next_attempt_at: report.nextAttemptAt } : {}),
+          },
+        },
+        tx,
+      );
+      if (!report.final) return;
+      await invoices.setStatus(irn, { status: "TRANSMISSION_FAILED", updated_at: at }, tx);
+      await invoices.addEvent(
+        irn,
+        {
+          at,
+          type: "transmission_failed",
+          actor,
+          detail: { authority: report.authority, attempts: attempt, error },
+        },
+        tx,
+      );
+      await notifier.notify(
+        {
+          businessId: report.businessId,
+          type: "invoice.transmission_failed",
+          data: {
+            irn,
+            business_id: report.businessId,
+            status: "TRANSMISSION_FAILED",
+            attempts: attempt,
+            error,
+          },
+          at,
+        },
+        tx,
+      );
+    },
+  };
+
+  return {
+    delivery,
+
+    /**
+     * Queues the invoice for the authority: TRANSMITTING, by compare-and-set from one of `from`, with
+     * its history entry. False when the invoice was not in one of those states.
+     */
+    async queued(
+      irn: string,
+      from: readonly InvoiceStatus[],
+      actor: string,
+      at: string,
+      tx: Executor,
+    ): Promise<boolean> {
+      if (!(await invoices.changeStatusIf(irn, from, { status: "TRANSMITTING", updated_at: at }, tx)))
+        return false;
+      await invoices.addEvent(irn, { at, type: "transmission_queued", actor, detail: {} }, tx);
+      return true;
+    },
+
+    /**
+     * A payment move decided by payments.ts, recorded by compare-and-set on the status and the amount
+     * paid the decision was made against, with its history entry and notice. False when another
+     * update got in between.
+     */
+    async paymentMoved(
+      row: InvoiceTable,
+      decision: Extract<PaymentDecision, { kind: "move" }>,
+      actor: string,
+      at: string,
+      tx: Executor,
+    ): Promise<boolean> {
+      const moved = await invoices.changePaymentIf(
+        row.irn,
+        row,
+        {
+          payment_status: decision.to,
+          payment_reference: decision.payment_reference,
+          paid_minor: decision.paid_minor,
+          updated_at: at,
+        },
+        tx,
+      );
+      if (!moved) return false;
+      await invoices.addEvent(row.irn, { at, type: "payment_updated", actor, detail: decision.detail }, tx);
+      await notifier.notify(
+        {
+          businessId: row.business_id,
+          type: "invoice.payment_updated",
+          data: {
+            ...eventData({ ...row, payment_status: decision.to, paid_minor: decision.paid_minor }),
+            payment_reference: decision.payment_reference,
+            // This update's payment (none for REJECTED) and the date it was made.
+            amount: decision.detail.amount ?? null,
+            payment_update_date: decision.detail.payment_update_date,
+          },
+          at,
+        },
+        tx,
+      );
+      return true;
+    },
+  };
+}
+
+export type InvoiceLifecycle = ReturnType<typeof invoiceLifecycle>;

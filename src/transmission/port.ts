@@ -1,0 +1,44 @@
+import type { Executor } from "../db/database.ts";
+
+/**
+ * What the outbox needs of the invoices it delivers, and how it reports what became of them. The
+ * outbox knows jobs, leases, attempts and the authority; what a delivery means for an invoice (its
+ * state, its history, its notices) is the invoice lifecycle's, behind this port.
+ */
+export type DeliveryPort = {
+  /** The document to deliver and whose it is, or why there is nothing to deliver. */
+  target(
+    irn: string,
+  ): Promise<{ businessId: string; document: Record<string, unknown> } | { skip: string | null }>;
+  /** The authority confirmed the invoice. In the outbox's transaction. */
+  delivered(
+    irn: string,
+    report: {
+      businessId: string;
+      at: string;
+      actor: string;
+      attempt: number;
+      durationMs: number;
+      authority: string;
+      reference: string;
+    },
+    tx: Executor,
+  ): Promise<void>;
+  /** An attempt failed; `final` when no other will be made. In the outbox's transaction. */
+  attemptFailed(
+    irn: string,
+    report: {
+      businessId: string;
+      at: string;
+      actor: string;
+      attempt: number;
+      outcome: "error" | "rejected" | "incomplete";
+      error: string;
+      durationMs?: number;
+      nextAttemptAt?: string;
+      authority: string;
+      final: boolean;
+    },
+    tx: Executor,
+  ): Promise<void>;
+};
