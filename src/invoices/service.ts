@@ -18,7 +18,7 @@ import type { Notice, WebhookNotifier } from "../webhooks/notifier.ts";
 import { BATCH_FINDINGS_PER_DOCUMENT, BATCH_MAX_LINES } from "./batch-limits.ts";
 import { irnExists, sameDocument } from "./duplicates.ts";
 import { eventData, type InvoiceLifecycle, type InvoiceStatus } from "./lifecycle.ts";
-import { amountsOf, type Balance, openingBalance } from "./payments.ts";
+import { amountsOf, openingBalance } from "./payments.ts";
 import type { Preparer } from "./preparation-pool.ts";
 import {
   type InvoiceEvent,
