@@ -19,12 +19,15 @@ import { serviceMetrics } from "./http/metrics.ts";
 import { rateLimitStore } from "./http/rate-limit-store.ts";
 import { idempotencyRepository } from "./idempotency/repository.ts";
 import { idempotencyService } from "./idempotency/service.ts";
+import { irnCheck } from "./invoices/irn-check.ts";
 import { invoiceLifecycle } from "./invoices/lifecycle.ts";
 import { paymentService } from "./invoices/payment-service.ts";
 import { preparer } from "./invoices/preparation-pool.ts";
+import { invoiceQueries } from "./invoices/queries.ts";
+import { invoiceRegistration } from "./invoices/register.ts";
 import { invoiceRepository } from "./invoices/repository.ts";
 import { invoiceRoutes } from "./invoices/routes.ts";
-import { invoiceService } from "./invoices/service.ts";
+import { invoiceTransmits } from "./invoices/transmit.ts";
 import { validationPool } from "./invoices/validation-pool.ts";
 import { dataKeyStateRepository } from "./keys/key-state-repository.ts";
 import { loadKeyring } from "./keys/keyring.ts";
@@ -144,11 +147,21 @@ export async function createContext(config: Config) {
   });
   const knownProducts = productCodes(catalog);
   const reference = referenceService({ db, catalog, productCodes: knownProducts });
-  const invoices = invoiceService({
+  const transmits = invoiceTransmits({
+    db,
+    invoices: invoicesRepo,
+    transmission,
+    lifecycle,
+    transmitWaitMs: config.outbox.transmitWaitMs,
+  });
+  const records = invoiceQueries({ invoices: invoicesRepo, sealer });
+  const profiles = businessProfiles(businessesRepo);
+  const irns = irnCheck({ invoices: invoicesRepo, profiles });
+  const invoices = invoiceRegistration({
     db,
     invoices: invoicesRepo,
     businesses: businessesRepo,
-    profiles: businessProfiles(businessesRepo),
+    profiles,
     sealer,
     sealing,
     preparer: preparations,
@@ -157,8 +170,7 @@ export async function createContext(config: Config) {
     products: knownProducts,
     transmission,
     notifier,
-    lifecycle,
-    transmitWaitMs: config.outbox.transmitWaitMs,
+    transmits,
     strictSupplier: config.strictSupplier,
     onSigned: counters.signed,
   });
@@ -176,7 +188,8 @@ export async function createContext(config: Config) {
   const dashboard = dashboardService({
     repository: dashboardRepository(db),
     businesses,
-    invoices,
+    records,
+    transmits,
     transmission,
   });
   const audit = auditService({
@@ -193,6 +206,9 @@ export async function createContext(config: Config) {
     businesses,
     reference,
     invoices,
+    records,
+    transmits,
+    irns,
     payments,
     idempotency,
     reports,
@@ -248,9 +264,16 @@ export function createServer(ctx: Context, logger: Logger) {
       ctx.config.mode === "sandbox" ? () => sandboxExampleValues(ctx.config.dataDir) : undefined,
     routes: [
       referenceRoutes({ reference: ctx.reference }),
-      invoiceRoutes({ invoices: ctx.invoices, payments: ctx.payments, idempotency: ctx.idempotency }),
+      invoiceRoutes({
+        invoices: ctx.invoices,
+        transmits: ctx.transmits,
+        records: ctx.records,
+        irns: ctx.irns,
+        payments: ctx.payments,
+        idempotency: ctx.idempotency,
+      }),
       reportRoutes({ reports: ctx.reports }),
-      signingRoutes({ qr: ctx.qrCodes, signer: ctx.signer, invoices: ctx.invoices }),
+      signingRoutes({ qr: ctx.qrCodes, signer: ctx.signer, invoices: ctx.records }),
       metricsRoutes({ metrics: ctx.metrics }),
       dashboardRoutes({
         dashboard: ctx.dashboard,

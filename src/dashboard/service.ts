@@ -1,6 +1,7 @@
 import type { BusinessService, NewBusiness } from "../businesses/service.ts";
 import { DomainError } from "../errors.ts";
-import type { InvoiceService } from "../invoices/service.ts";
+import type { InvoiceQueries } from "../invoices/queries.ts";
+import type { InvoiceTransmits } from "../invoices/transmit.ts";
 import { qrImage } from "../signing/qr-image.ts";
 import type { TransmissionService } from "../transmission/service.ts";
 import type { Cursor, DashboardRepository, InvoiceFilter } from "./repository.ts";
@@ -15,10 +16,11 @@ const FAILED_SHOWN = 200;
 export function dashboardService(deps: {
   repository: DashboardRepository;
   businesses: Pick<BusinessService, "add" | "createKey" | "revokeKey" | "find" | "list" | "keys">;
-  invoices: Pick<InvoiceService, "operatorRecord" | "requeue">;
+  records: Pick<InvoiceQueries, "operatorRecord">;
+  transmits: Pick<InvoiceTransmits, "requeue">;
   transmission: Pick<TransmissionService, "stats">;
 }) {
-  const { repository, businesses, invoices, transmission } = deps;
+  const { repository, businesses, records, transmits, transmission } = deps;
 
   return {
     async overview() {
@@ -60,7 +62,7 @@ export function dashboardService(deps: {
 
     /** The full record, its QR code as an image and its outbox jobs. */
     async invoice(irn: string) {
-      const record = await invoices.operatorRecord(irn);
+      const record = await records.operatorRecord(irn);
       const [qr, jobs, business] = await Promise.all([
         qrImage.dataUrl(record.qr_code),
         repository.jobsFor(irn),
@@ -69,7 +71,7 @@ export function dashboardService(deps: {
       return { record, qr, jobs, businessName: business?.name ?? record.business_id };
     },
 
-    requeue: (irn: string) => invoices.requeue(irn, DASHBOARD_ACTOR),
+    requeue: (irn: string) => transmits.requeue(irn, DASHBOARD_ACTOR),
 
     async outbox() {
       const [stats, failedTransmissions, failedWebhooks] = await Promise.all([

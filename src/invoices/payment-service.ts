@@ -2,8 +2,8 @@ import { actorOf, type Principal } from "../businesses/service.ts";
 import { type Db, writeTransaction } from "../db/database.ts";
 import type { InvoiceLifecycle } from "./lifecycle.ts";
 import { decidePayment, type PaymentChange, recordedPayments } from "./payments.ts";
+import { notFound } from "./queries.ts";
 import type { InvoiceRepository } from "./repository.ts";
-import { notFound } from "./service.ts";
 
 /** `update/{IRN}`: the payment moves of `payments.ts`, each recorded by the lifecycle. */
 export function paymentService(deps: {

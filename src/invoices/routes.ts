@@ -7,10 +7,13 @@ import { IdempotencyHeaders, idempotent, ReplayedHeader } from "../idempotency/h
 import type { IdempotencyService } from "../idempotency/service.ts";
 import { PAYMENT_STATUSES } from "../reference/data.ts";
 import { BATCH_BODY_LIMIT, BATCH_MAX_DOCUMENTS } from "./batch-limits.ts";
+import type { IrnCheck } from "./irn-check.ts";
 import { INVOICE_STATUSES } from "./lifecycle.ts";
 import type { PaymentService } from "./payment-service.ts";
+import type { InvoiceQueries } from "./queries.ts";
+import type { InvoiceRegistration } from "./register.ts";
 import { BatchResult, InvoiceDocument } from "./schema.ts";
-import type { InvoiceService } from "./service.ts";
+import type { InvoiceTransmits } from "./transmit.ts";
 
 const PREFIX = "/api/v1/einvoice";
 const IrnParams = Type.Object({ irn: Type.String({ minLength: 1, maxLength: 100 }) });
@@ -135,7 +138,10 @@ function replayable(answers: Record<number, TSchema>): Record<number, TSchema> {
 }
 
 export function invoiceRoutes(deps: {
-  invoices: InvoiceService;
+  invoices: InvoiceRegistration;
+  transmits: Pick<InvoiceTransmits, "transmit">;
+  records: Pick<InvoiceQueries, "lookup" | "simple" | "record">;
+  irns: IrnCheck;
   payments: PaymentService;
   idempotency: Pick<IdempotencyService, "begin" | "complete" | "release">;
 }): FastifyPluginAsyncTypebox {
@@ -265,7 +271,7 @@ export function invoiceRoutes(deps: {
         config: { handler: "invoice.transmit", failureMessage: "Failed to transmit invoice" },
       },
       async (request) => {
-        await invoices.transmit(request.principal, request.params.irn);
+        await deps.transmits.transmit(request.principal, request.params.irn);
         return action("Invoice transmitted successfully", []);
       },
     );
@@ -282,7 +288,7 @@ export function invoiceRoutes(deps: {
         config: { handler: "invoice.lookup", failureMessage: "Failed to look up invoice" },
       },
       async (request) =>
-        action("Lookup completed", await invoices.lookup(request.principal, request.params.irn)),
+        action("Lookup completed", await deps.records.lookup(request.principal, request.params.irn)),
     );
 
     app.get(
@@ -310,7 +316,10 @@ export function invoiceRoutes(deps: {
         config: { handler: "invoice.simple", failureMessage: "Failed to fetch invoice" },
       },
       async (request) =>
-        action("Invoice fetched successfully", await invoices.simple(request.principal, request.params.irn)),
+        action(
+          "Invoice fetched successfully",
+          await deps.records.simple(request.principal, request.params.irn),
+        ),
     );
 
     app.get(
@@ -325,7 +334,10 @@ export function invoiceRoutes(deps: {
         config: { handler: "invoice.fetch", failureMessage: "Failed to fetch invoice" },
       },
       async (request) =>
-        action("Invoice fetched successfully", await invoices.record(request.principal, request.params.irn)),
+        action(
+          "Invoice fetched successfully",
+          await deps.records.record(request.principal, request.params.irn),
+        ),
     );
 
     app.patch(
@@ -363,7 +375,7 @@ export function invoiceRoutes(deps: {
       },
       async (request) => ({
         code: 200 as const,
-        data: await invoices.validateIrn(request.principal, request.body),
+        data: await deps.irns.validateIrn(request.principal, request.body),
       }),
     );
   };

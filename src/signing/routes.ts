@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { type TSchema, Type } from "typebox";
 import { action } from "../http/envelope.ts";
 import { Action, responses } from "../http/openapi.ts";
-import type { InvoiceService } from "../invoices/service.ts";
+import type { InvoiceQueries } from "../invoices/queries.ts";
 import { qrImage } from "./qr-image.ts";
 import type { QrService } from "./qr-service.ts";
 import type { Signer } from "./signer.ts";
@@ -30,7 +30,7 @@ const IrnParams = Type.Object({ irn: Type.String({ minLength: 1, maxLength: 100 
 export function signingRoutes(deps: {
   qr: QrService;
   signer: Pick<Signer, "jwks">;
-  invoices: Pick<InvoiceService, "qrCode">;
+  invoices: Pick<InvoiceQueries, "qrCode">;
 }): FastifyPluginAsyncTypebox {
   return async (app) => {
     app.get(

@@ -608,7 +608,7 @@ test("a re-queue clicked five times at once queues the invoice once; so do five 
   const { gateway, local } = await pair(t, { EINVOICE_MAX_ATTEMPTS: "1", EINVOICE_TRANSMIT_WAIT_MS: "2000" });
   const browser = await operator(gateway.app, passwordOf(gateway.ctx));
   const queuedEvents = async (irn: string) =>
-    (await gateway.ctx.invoices.operatorRecord(irn)).history.filter((e) => e.type === "transmission_queued");
+    (await gateway.ctx.records.operatorRecord(irn)).history.filter((e) => e.type === "transmission_queued");
 
   // The authority never answers: the one attempt fails and the invoice is TRANSMISSION_FAILED.
   const failed = freshInvoice(local, "invoice-minimal");
@@ -649,7 +649,7 @@ test("a re-queue clicked five times at once queues the invoice once; so do five 
     [503, 503, 503, 503, 503],
   );
   assert.equal(await jobCount(quiet.gateway.ctx, signedIrn), 1);
-  const events = (await quiet.gateway.ctx.invoices.operatorRecord(signedIrn)).history;
+  const events = (await quiet.gateway.ctx.records.operatorRecord(signedIrn)).history;
   assert.equal(events.filter((e) => e.type === "transmission_queued").length, 1);
 });
 

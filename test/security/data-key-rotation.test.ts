@@ -129,7 +129,7 @@ test(`rotating on ${ENGINE} while a server signs invoices with notes: no row is 
   const reader = await instance({ EINVOICE_DATA_KEYS: newKey });
   const principal = { businessId: who.business_id, apiKey: who.api_key };
   for (const invoice of invoices) {
-    const record = await reader.ctx.invoices.record(principal, String(invoice.irn));
+    const record = await reader.ctx.records.record(principal, String(invoice.irn));
     assert.equal(record.document.note, invoice.note);
     assert.equal(record.document.payment_terms_note, invoice.payment_terms_note);
   }

@@ -8,47 +8,26 @@ import type { InvoiceTable } from "../db/schema.ts";
 import { capViolations, DomainError, MAX_VIOLATIONS, summarize, type Violation } from "../errors.ts";
 import type { Sealer } from "../keys/sealer.ts";
 import type { SealingService } from "../keys/sealing.ts";
-import type { PaymentStatus } from "../reference/data.ts";
 import type { ProductCodes } from "../reference/product-codes.ts";
-import { irnProblem } from "../signing/irn.ts";
-import type { Signature, Signer } from "../signing/signer.ts";
+import type { Signer } from "../signing/signer.ts";
 import type { TransmissionService } from "../transmission/service.ts";
 import { pacer } from "../turns.ts";
 import type { Notice, WebhookNotifier } from "../webhooks/notifier.ts";
 import { BATCH_FINDINGS_PER_DOCUMENT, BATCH_MAX_LINES } from "./batch-limits.ts";
 import { irnExists, sameDocument } from "./duplicates.ts";
-import { eventData, type InvoiceLifecycle, type InvoiceStatus } from "./lifecycle.ts";
-import { amountsOf, openingBalance } from "./payments.ts";
+import { eventData } from "./lifecycle.ts";
+import { openingBalance } from "./payments.ts";
 import type { Preparer } from "./preparation-pool.ts";
-import {
-  type InvoiceEvent,
-  type InvoiceRepository,
-  type InvoiceState,
-  isUniqueViolation,
-} from "./repository.ts";
+import { type InvoiceEvent, type InvoiceRepository, isUniqueViolation } from "./repository.ts";
 import type { BatchResult, InvoiceDocument } from "./schema.ts";
 import { openDocument } from "./stored-document.ts";
+import type { InvoiceTransmits } from "./transmit.ts";
 import { type InvoiceValidator, lineCount } from "./validation.ts";
 
 const INVALID_INVOICE = "Failed to validate invoice";
 
 /** How long a batch holds the event loop before it gives other requests a turn. */
 const BATCH_TURN_MS = 20;
-
-/** What the lookup and the full record both say of an invoice's state. */
-function stateOf(row: InvoiceState) {
-  return {
-    irn: row.irn,
-    business_id: row.business_id,
-    status: row.status as InvoiceStatus,
-    payment_status: row.payment_status as PaymentStatus,
-    payment_reference: row.payment_reference,
-    ...amountsOf(row),
-    signed_at: row.signed_at,
-    transmitted_at: row.transmitted_at,
-    authority_reference: row.authority_reference,
-  };
-}
 
 function validationFailed(violations: Violation[], beyond = 0): DomainError {
   const { shown, total } = capViolations(violations, MAX_VIOLATIONS, beyond);
@@ -61,15 +40,13 @@ function validationFailed(violations: Violation[], beyond = 0): DomainError {
   });
 }
 
-/** The same answer whether the IRN is unknown or belongs to another business: nothing leaks. */
-export function notFound(irn: string, scope = " for this business"): DomainError {
-  return new DomainError("invoice_not_found", {
-    message: "Invoice not found",
-    details: `no invoice with IRN '${irn}' is registered${scope}`,
-  });
-}
-
-export function invoiceService(deps: {
+/**
+ * Registering invoices: validate, sign, sign-transmit and the batches. Each document is checked
+ * (validation.ts), prepared on the preparation thread (canonical form, sealing, QR), then signed and
+ * stored with the other signs of its turn in one transaction (the group commit, `signInto`), which
+ * also writes the first history entry, the webhook notice and, for sign-transmit, the delivery job.
+ */
+export function invoiceRegistration(deps: {
   db: Db;
   invoices: InvoiceRepository;
   businesses: Pick<BusinessRepository, "lockChains" | "setChainHeads">;
@@ -82,13 +59,10 @@ export function invoiceService(deps: {
   signer: Pick<Signer, "signCanonical">;
   validate: InvoiceValidator;
   products: Pick<ProductCodes, "current">;
-  transmission: Pick<
-    TransmissionService,
-    "enqueueDelivery" | "openDelivery" | "enqueueNewDeliveries" | "deliverNow"
-  >;
+  transmission: Pick<TransmissionService, "enqueueNewDeliveries">;
   notifier: Pick<WebhookNotifier, "notifyMany" | "subscribers">;
-  lifecycle: Pick<InvoiceLifecycle, "queued">;
-  transmitWaitMs: number;
+  /** sign-transmit waits for the delivery as transmit does. */
+  transmits: Pick<InvoiceTransmits, "awaitDelivery">;
   /** A supplier TIN other than the signing business's is refused, not warned of. */
   strictSupplier?: boolean;
   /** Told how many invoices each committed batch signed. */
@@ -107,8 +81,7 @@ export function invoiceService(deps: {
     products,
     transmission,
     notifier,
-    lifecycle,
-    transmitWaitMs,
+    transmits,
   } = deps;
 
   /** Validates a submitted document for the caller; returns it typed, with any warnings. */
@@ -351,85 +324,6 @@ export function invoiceService(deps: {
     }
   }
 
-  /** Waits (bounded) for the queued delivery; the answer says where the invoice stands. */
-  async function awaitDelivery(irn: string, jobId: number): Promise<void> {
-    const job = await transmission.deliverNow(jobId, transmitWaitMs);
-    const invoice = await invoices.findByIrn(irn);
-    if (invoice?.status === "TRANSMITTED") return;
-    if (invoice?.status === "TRANSMISSION_FAILED") {
-      throw new DomainError("transmission_refused", {
-        message: "Transmission failed",
-        details: `the tax authority did not accept the invoice: ${job?.last_error ?? "unknown error"}; correct it or call transmit again to retry`,
-      });
-    }
-    const retryAt = job?.next_attempt_at ? Date.parse(job.next_attempt_at) : Date.now();
-    const lastError = job?.last_error ? ` (last attempt: ${job.last_error})` : "";
-    throw new DomainError("transmission_queued", {
-      message: "Transmission queued",
-      details: `the tax authority has not confirmed the invoice yet${lastError}; it is queued and will be retried automatically: check lookup/${irn}`,
-      publicMessage: "The invoice is signed and queued for transmission; it will be retried automatically.",
-      retryAfter: Math.max(1, Math.ceil((retryAt - Date.now()) / 1000)),
-    });
-  }
-
-  function signatureOf(row: InvoiceTable): Signature | null {
-    return row.hash && row.signature && row.kid
-      ? { alg: "EdDSA", kid: row.kid, hash: row.hash, value: row.signature }
-      : null;
-  }
-
-  /**
-   * Moves an invoice from one of `from` to TRANSMITTING and queues its delivery, in one transaction;
-   * answers the job's id. When another request moved it first (a double click, two operators, two
-   * transmit calls), answers that request's open job instead, or, when there is none, the state the
-   * invoice is in now. Nothing is queued twice: the move is a compare-and-set.
-   */
-  async function queue(
-    row: InvoiceTable,
-    from: readonly InvoiceStatus[],
-    actor: string,
-  ): Promise<{ jobId: number } | { status: InvoiceStatus }> {
-    const at = new Date().toISOString();
-    return writeTransaction(db, async (tx) => {
-      if (await lifecycle.queued(row.irn, from, actor, at, tx)) {
-        return { jobId: await transmission.enqueueDelivery(row.irn, row.business_id, at, tx) };
-      }
-      const open = await transmission.openDelivery(row.irn, tx);
-      if (open !== undefined) return { jobId: open };
-      const now = await invoices.findState(row.irn, row.business_id, tx);
-      return { status: (now?.status ?? row.status) as InvoiceStatus };
-    });
-  }
-
-  /** An invoice's full record: its state, the document as signed, the signature and the history. */
-  async function recordOf(row: InvoiceTable) {
-    const history = await invoices.events(row.irn);
-    return {
-      ...stateOf(row),
-      invoice_type_code: row.invoice_type_code,
-      issue_date: row.issue_date,
-      updated_at: row.updated_at,
-      qr_code: row.qr_code,
-      previous_hash: row.previous_hash,
-      document: readDocument(row),
-      signature: signatureOf(row),
-      history,
-    };
-  }
-
-  /** Any business's invoice: for the operator, who acts for the service. */
-  async function loadAny(irn: string): Promise<InvoiceTable> {
-    const row = await invoices.findByIrn(irn);
-    if (!row) throw notFound(irn, "");
-    return row;
-  }
-
-  async function load(principal: Principal, irn: string): Promise<InvoiceTable> {
-    const row = await invoices.find(irn, principal.businessId);
-    if (!row) throw notFound(irn);
-    return row;
-  }
-
   return {
     async validate(principal: Principal, body: unknown) {
       const { warnings, warningsBeyond } = await check(principal, body);
@@ -521,105 +415,10 @@ export function invoiceService(deps: {
 
     async signAndTransmit(principal: Principal, body: unknown) {
       const { row, jobId, warnings, warningsBeyond } = await register(principal, body, true);
-      await awaitDelivery(row.irn, jobId as number);
+      await transmits.awaitDelivery(row.irn, jobId as number);
       return { warnings, warningsBeyond };
-    },
-
-    /** Transmitting an invoice the authority already holds sends nothing again. */
-    async transmit(principal: Principal, irn: string) {
-      const row = await load(principal, irn);
-      if (row.status === "TRANSMITTED") return { alreadyTransmitted: true };
-      // A second round only when the last attempt failed between our move and our look.
-      for (let round = 0; round < 3; round++) {
-        const queued = await queue(row, ["SIGNED", "TRANSMISSION_FAILED"], actorOf(principal));
-        if ("jobId" in queued) {
-          await awaitDelivery(irn, queued.jobId);
-          return { alreadyTransmitted: false };
-        }
-        if (queued.status === "TRANSMITTED") return { alreadyTransmitted: true };
-      }
-      throw new DomainError("service_unavailable", {
-        message: "Service temporarily unavailable",
-        details: `invoice '${irn}' is changing state under concurrent transmissions; retry after the indicated delay`,
-        retryAfter: 1,
-      });
-    },
-
-    /**
-     * The operator's re-queue of a failed transmission, for any business: the workers deliver it
-     * (`lookup/{IRN}` tells when). Only TRANSMISSION_FAILED: whether and when to transmit a signed
-     * invoice is its business's decision. One already queued again (a double click) stays queued.
-     */
-    async requeue(irn: string, actor: string): Promise<{ job_id: number; already: boolean }> {
-      const row = await loadAny(irn);
-      let status = row.status;
-      if (status === "TRANSMISSION_FAILED") {
-        const queued = await queue(row, ["TRANSMISSION_FAILED"], actor);
-        if ("jobId" in queued) return { job_id: queued.jobId, already: false };
-        status = queued.status;
-      } else if (status === "TRANSMITTING") {
-        // Queued already, by a re-queue a moment ago (a double click) or by its business.
-        const open = await transmission.openDelivery(irn, db);
-        if (open !== undefined) return { job_id: open, already: true };
-      }
-      throw new DomainError("requeue_refused", {
-        message: "Invoice not re-queued",
-        details: `invoice '${irn}' is ${status}: only an invoice whose transmission failed can be re-queued`,
-      });
-    },
-
-    async record(principal: Principal, irn: string) {
-      return recordOf(await load(principal, irn));
-    },
-
-    /** Any business's invoice, for the operator, who acts for the service. */
-    async operatorRecord(irn: string) {
-      return recordOf(await loadAny(irn));
-    },
-
-    async simple(principal: Principal, irn: string) {
-      const row = await load(principal, irn);
-      return {
-        ...readDocument(row),
-        status: row.status as InvoiceStatus,
-        payment_status: row.payment_status as PaymentStatus,
-      };
-    },
-
-    async qrCode(principal: Principal, irn: string): Promise<string> {
-      return (await load(principal, irn)).qr_code;
-    },
-
-    async lookup(principal: Principal, irn: string) {
-      const row = await invoices.findState(irn, principal.businessId);
-      if (!row) throw notFound(irn);
-      const attempts = (await invoices.events(irn))
-        .filter((e) => e.type === "transmission_attempt")
-        .map((e) => ({ at: e.at, ...e.detail }));
-      return { ...stateOf(row), attempts };
-    },
-
-    /** The IRN fits the business's template and is not registered yet. */
-    async validateIrn(principal: Principal, input: { irn: string; business_id: string }) {
-      const business =
-        canonicalBusinessId(input.business_id) === principal.businessId
-          ? await profiles.find(principal.businessId)
-          : undefined;
-      const fail = (reason: string) =>
-        new DomainError("irn_invalid", {
-          message: "error has occurred",
-          details: `IRN validation failed for business ${input.business_id}: ${reason}`,
-          publicMessage:
-            "IRN validation failed. Check the IRN's format and confirm this is not a duplicate request.",
-        });
-      if (!business)
-        throw fail("the business does not exist or is not the business of these API credentials");
-      const problem = irnProblem(input.irn, business.service_id);
-      if (problem) throw fail(problem);
-      if (await invoices.exists(input.irn)) throw fail(`IRN '${input.irn}' is already registered`);
-      return { ok: true as const };
     },
   };
 }
 
-export type InvoiceService = ReturnType<typeof invoiceService>;
+export type InvoiceRegistration = ReturnType<typeof invoiceRegistration>;

@@ -1,0 +1,116 @@
+import type { Principal } from "../businesses/service.ts";
+import type { InvoiceTable } from "../db/schema.ts";
+import { DomainError } from "../errors.ts";
+import type { Sealer } from "../keys/sealer.ts";
+import type { PaymentStatus } from "../reference/data.ts";
+import type { Signature } from "../signing/signer.ts";
+import type { InvoiceStatus } from "./lifecycle.ts";
+import { amountsOf } from "./payments.ts";
+import type { InvoiceRepository, InvoiceState } from "./repository.ts";
+import { openDocument } from "./stored-document.ts";
+
+/** The same answer whether the IRN is unknown or belongs to another business: nothing leaks. */
+export function notFound(irn: string, scope = " for this business"): DomainError {
+  return new DomainError("invoice_not_found", {
+    message: "Invoice not found",
+    details: `no invoice with IRN '${irn}' is registered${scope}`,
+  });
+}
+
+/** An invoice of the caller's business, or of any business for the operator, who acts for the service. */
+export function invoiceLoader(invoices: Pick<InvoiceRepository, "find" | "findByIrn">) {
+  return {
+    async load(principal: Principal, irn: string): Promise<InvoiceTable> {
+      const row = await invoices.find(irn, principal.businessId);
+      if (!row) throw notFound(irn);
+      return row;
+    },
+    async loadAny(irn: string): Promise<InvoiceTable> {
+      const row = await invoices.findByIrn(irn);
+      if (!row) throw notFound(irn, "");
+      return row;
+    },
+  };
+}
+
+/** What the lookup and the full record both say of an invoice's state. */
+function stateOf(row: InvoiceState) {
+  return {
+    irn: row.irn,
+    business_id: row.business_id,
+    status: row.status as InvoiceStatus,
+    payment_status: row.payment_status as PaymentStatus,
+    payment_reference: row.payment_reference,
+    ...amountsOf(row),
+    signed_at: row.signed_at,
+    transmitted_at: row.transmitted_at,
+    authority_reference: row.authority_reference,
+  };
+}
+
+/** What is read of invoices: the full record, the simple one, the QR code and the lookup. */
+export function invoiceQueries(deps: {
+  invoices: Pick<InvoiceRepository, "find" | "findByIrn" | "findState" | "events">;
+  sealer: Pick<Sealer, "open">;
+}) {
+  const { invoices, sealer } = deps;
+  const { load, loadAny } = invoiceLoader(invoices);
+  const readDocument = (row: InvoiceTable) => openDocument(row, sealer);
+
+  function signatureOf(row: InvoiceTable): Signature | null {
+    return row.hash && row.signature && row.kid
+      ? { alg: "EdDSA", kid: row.kid, hash: row.hash, value: row.signature }
+      : null;
+  }
+
+  /** An invoice's full record: its state, the document as signed, the signature and the history. */
+  async function recordOf(row: InvoiceTable) {
+    const history = await invoices.events(row.irn);
+    return {
+      ...stateOf(row),
+      invoice_type_code: row.invoice_type_code,
+      issue_date: row.issue_date,
+      updated_at: row.updated_at,
+      qr_code: row.qr_code,
+      previous_hash: row.previous_hash,
+      document: readDocument(row),
+      signature: signatureOf(row),
+      history,
+    };
+  }
+
+  return {
+    async record(principal: Principal, irn: string) {
+      return recordOf(await load(principal, irn));
+    },
+
+    /** Any business's invoice, for the operator, who acts for the service. */
+    async operatorRecord(irn: string) {
+      return recordOf(await loadAny(irn));
+    },
+
+    async simple(principal: Principal, irn: string) {
+      const row = await load(principal, irn);
+      return {
+        ...readDocument(row),
+        status: row.status as InvoiceStatus,
+        payment_status: row.payment_status as PaymentStatus,
+      };
+    },
+
+    async qrCode(principal: Principal, irn: string): Promise<string> {
+      return (await load(principal, irn)).qr_code;
+    },
+
+    async lookup(principal: Principal, irn: string) {
+      const row = await invoices.findState(irn, principal.businessId);
+      if (!row) throw notFound(irn);
+      const attempts = (await invoices.events(irn))
+        .filter((e) => e.type === "transmission_attempt")
+        .map((e) => ({ at: e.at, ...e.detail }));
+      return { ...stateOf(row), attempts };
+    },
+  };
+}
+
+export type InvoiceQueries = ReturnType<typeof invoiceQueries>;
