@@ -1,6 +1,4 @@
 import { randomUUID } from "node:crypto";
-import swagger from "@fastify/swagger";
-import swaggerUi from "@fastify/swagger-ui";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import Fastify, {
   type FastifyBaseLogger,
@@ -8,16 +6,15 @@ import Fastify, {
   type FastifyPluginAsync,
   type FastifyRequest,
 } from "fastify";
-import { Type } from "typebox";
 import { DomainError } from "../errors.ts";
 import { createAjv } from "../schema/ajv.ts";
-import { type Authenticate, DOCS, guard } from "./auth.ts";
-import { health } from "./envelope.ts";
+import { type Authenticate, guard } from "./auth.ts";
+import { registerDocs } from "./docs.ts";
 import { fromFrameworkError, routeNotFound, sendError } from "./error-mapper.ts";
 import { useBoundedJsonParser } from "./json-body.ts";
 import { BODY_LIMIT } from "./limits.ts";
 import type { ServiceMetrics } from "./metrics.ts";
-import { ErrorEnvelope, responses } from "./openapi.ts";
+import { operationalRoutes } from "./operational-routes.ts";
 import { type RateLimitSettings, rateLimits } from "./rate-limit.ts";
 
 declare module "fastify" {
@@ -97,54 +94,7 @@ export async function buildApp(deps: AppDeps) {
   // The route schemas describe the API (OpenAPI 3.1 at /openapi.json); answers are serialized as
   // built, so a documented response schema can never drop or reshape a field.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
-  await app.register(swagger, {
-    // Each operation is named after its handler (the name errors carry in `error.handler`).
-    transform: ({ schema, url, route }) => ({
-      schema: { ...schema, operationId: route.config?.handler } as typeof schema,
-      url,
-    }),
-    openapi: {
-      openapi: "3.1.0",
-      servers: [{ url: "/", description: "the server that serves this document" }],
-      info: {
-        title: "E-invoicing API",
-        version: "1.0.0",
-        license: { name: "MIT", identifier: "MIT" },
-        description:
-          "Validate, sign, transmit and look up invoices for Nigeria's e-invoicing (API v1). Every request carries API-KEY and API-SECRET; errors come in one envelope whose `error.details` and `error.violations` name the field at fault.",
-      },
-      components: {
-        securitySchemes: {
-          apiKey: { type: "apiKey", in: "header", name: "API-KEY" },
-          apiSecret: { type: "apiKey", in: "header", name: "API-SECRET" },
-        },
-      },
-      security: [{ apiKey: [], apiSecret: [] }],
-      tags: [
-        { name: "invoices", description: "validate, sign, transmit, read and update invoices" },
-        { name: "batch", description: "many invoices in one request" },
-        { name: "irn and qr", description: "IRN and QR code checks, published keys" },
-        { name: "reports", description: "fiscalization reports" },
-        { name: "resources", description: "reference data" },
-        { name: "operations", description: "health, readiness, metrics and this document" },
-      ],
-    },
-  });
-
-  // Interactive documentation: Swagger UI on this document, whose "Try it out" calls this server
-  // with the API-KEY and API-SECRET entered under "Authorize". Its pages and assets are public.
-  await app.register(swaggerUi, {
-    routePrefix: DOCS,
-    uiConfig: { tryItOutEnabled: true, persistAuthorization: true, docExpansion: "list" },
-    transformSpecificationClone: true,
-    transformSpecification: (document) => {
-      const values = deps.docsExampleValues?.();
-      if (!values) return document;
-      let text = JSON.stringify(document);
-      for (const [name, value] of Object.entries(values)) text = text.replaceAll(`{{${name}}}`, value);
-      return JSON.parse(text) as typeof document;
-    },
-  });
+  await registerDocs(app, deps.docsExampleValues);
 
   const bodyAjv = createAjv("body");
   const textAjv = createAjv("text");
@@ -183,81 +133,7 @@ export async function buildApp(deps: AppDeps) {
     sendError(reply, routeNotFound(request.method, request.url), "router"),
   );
 
-  app.get(
-    "/",
-    {
-      schema: {
-        summary: "Health check",
-        tags: ["operations"],
-        response: responses(
-          Type.Object({
-            code: Type.Literal(200),
-            data: Type.Null(),
-            message: Type.Literal("API is healthy"),
-          }),
-          "the service answers",
-          [401],
-        ),
-      },
-      config: { handler: "health" },
-    },
-    async () => health(),
-  );
-  // For orchestrators, beside the spec's health check: liveness needs nothing, readiness the database.
-  const Status = (status: string) => Type.Object({ status: Type.Literal(status) });
-  app.get(
-    "/healthz",
-    {
-      schema: {
-        summary: "Liveness (no credentials)",
-        tags: ["operations"],
-        security: [],
-        response: responses(Status("ok"), "the process is up", [429]),
-      },
-      config: { handler: "healthz", public: true },
-    },
-    async () => ({ status: "ok" }),
-  );
-  app.get(
-    "/openapi.json",
-    {
-      schema: {
-        summary: "This API's OpenAPI 3.1 document (no credentials)",
-        tags: ["operations"],
-        security: [],
-        response: {
-          200: Type.Object({}, { additionalProperties: true, description: "OpenAPI 3.1" }),
-          429: { ...ErrorEnvelope, description: "too many requests from this address" },
-        },
-      },
-      config: { handler: "openapi", public: true },
-    },
-    async () => app.swagger() as unknown as Record<string, unknown>,
-  );
-  app.get(
-    "/readyz",
-    {
-      schema: {
-        summary: "Readiness: the database answers (no credentials)",
-        tags: ["operations"],
-        security: [],
-        response: responses(Status("ready"), "ready to serve", [429, 503]),
-      },
-      config: { handler: "readyz", public: true },
-    },
-    async () => {
-      try {
-        await deps.ready();
-      } catch {
-        throw new DomainError("service_unavailable", {
-          message: "Not ready",
-          details: "the database does not answer",
-          retryAfter: 2,
-        });
-      }
-      return { status: "ready" };
-    },
-  );
+  operationalRoutes(app, { ready: deps.ready });
   for (const routes of deps.routes) await app.register(routes);
   return app;
 }

@@ -1,0 +1,63 @@
+import swagger from "@fastify/swagger";
+import swaggerUi from "@fastify/swagger-ui";
+import type { FastifyInstance } from "fastify";
+import { DOCS } from "./auth.ts";
+
+/**
+ * The OpenAPI 3.1 document, built from the routes' own schemas, and Swagger UI on it at /docs.
+ * Registered before any route, so that every route is in the document.
+ */
+export async function registerDocs(
+  app: FastifyInstance,
+  /** Values for the examples' placeholders in the document /docs shows (see AppDeps). */
+  exampleValues?: () => Record<string, string> | undefined,
+): Promise<void> {
+  await app.register(swagger, {
+    // Each operation is named after its handler (the name errors carry in `error.handler`).
+    transform: ({ schema, url, route }) => ({
+      schema: { ...schema, operationId: route.config?.handler } as typeof schema,
+      url,
+    }),
+    openapi: {
+      openapi: "3.1.0",
+      servers: [{ url: "/", description: "the server that serves this document" }],
+      info: {
+        title: "E-invoicing API",
+        version: "1.0.0",
+        license: { name: "MIT", identifier: "MIT" },
+        description:
+          "Validate, sign, transmit and look up invoices for Nigeria's e-invoicing (API v1). Every request carries API-KEY and API-SECRET; errors come in one envelope whose `error.details` and `error.violations` name the field at fault.",
+      },
+      components: {
+        securitySchemes: {
+          apiKey: { type: "apiKey", in: "header", name: "API-KEY" },
+          apiSecret: { type: "apiKey", in: "header", name: "API-SECRET" },
+        },
+      },
+      security: [{ apiKey: [], apiSecret: [] }],
+      tags: [
+        { name: "invoices", description: "validate, sign, transmit, read and update invoices" },
+        { name: "batch", description: "many invoices in one request" },
+        { name: "irn and qr", description: "IRN and QR code checks, published keys" },
+        { name: "reports", description: "fiscalization reports" },
+        { name: "resources", description: "reference data" },
+        { name: "operations", description: "health, readiness, metrics and this document" },
+      ],
+    },
+  });
+
+  // Interactive documentation: Swagger UI on this document, whose "Try it out" calls this server
+  // with the API-KEY and API-SECRET entered under "Authorize". Its pages and assets are public.
+  await app.register(swaggerUi, {
+    routePrefix: DOCS,
+    uiConfig: { tryItOutEnabled: true, persistAuthorization: true, docExpansion: "list" },
+    transformSpecificationClone: true,
+    transformSpecification: (document) => {
+      const values = exampleValues?.();
+      if (!values) return document;
+      let text = JSON.stringify(document);
+      for (const [name, value] of Object.entries(values)) text = text.replaceAll(`{{${name}}}`, value);
+      return JSON.parse(text) as typeof document;
+    },
+  });
+}
