@@ -1,0 +1,223 @@
+import os from "node:os";
+import type pino from "pino";
+import { businessProfiles } from "../businesses/profiles.ts";
+import { businessRepository } from "../businesses/repository.ts";
+import { businessService } from "../businesses/service.ts";
+import type { Config } from "../config.ts";
+import { dashboardRepository } from "../dashboard/repository.ts";
+import { dashboardService } from "../dashboard/service.ts";
+import { startCheckpointer } from "../db/checkpointer.ts";
+import { openDatabase } from "../db/database.ts";
+import { migrateToLatest, pendingMigrations } from "../db/migrations.ts";
+import { serviceMetrics } from "../http/metrics.ts";
+import { idempotencyRepository } from "../idempotency/repository.ts";
+import { idempotencyService } from "../idempotency/service.ts";
+import { irnCheck } from "../invoices/irn-check.ts";
+import { invoiceLifecycle } from "../invoices/lifecycle.ts";
+import { paymentService } from "../invoices/payment-service.ts";
+import { preparer } from "../invoices/preparation-pool.ts";
+import { invoiceQueries } from "../invoices/queries.ts";
+import { invoiceRegistration } from "../invoices/register.ts";
+import { invoiceRepository } from "../invoices/repository.ts";
+import { invoiceTransmits } from "../invoices/transmit.ts";
+import { validationPool } from "../invoices/validation-pool.ts";
+import { dataKeyStateRepository } from "../keys/key-state-repository.ts";
+import { loadKeyring } from "../keys/keyring.ts";
+import { dataKeyRotation } from "../keys/rotation.ts";
+import { createSealer } from "../keys/sealer.ts";
+import { sealingService } from "../keys/sealing.ts";
+import { catalogRepository } from "../reference/catalog-repository.ts";
+import { productCodes } from "../reference/product-codes.ts";
+import { referenceService } from "../reference/service.ts";
+import { reportRepository } from "../reports/repository.ts";
+import { reportService } from "../reports/service.ts";
+import { auditService } from "../signing/audit.ts";
+import { auditLogRepository } from "../signing/audit-log.ts";
+import { qrCodec } from "../signing/qr.ts";
+import { qrImageReader } from "../signing/qr-reader-pool.ts";
+import { qrService } from "../signing/qr-service.ts";
+import { createSigner } from "../signing/signer.ts";
+import { builtinAuthority, httpAuthority } from "../transmission/authority.ts";
+import { outboxMetrics } from "../transmission/metrics.ts";
+import { outboxRepository } from "../transmission/outbox-repository.ts";
+import { transmissionService } from "../transmission/service.ts";
+import { webhookRegistrar } from "../transmission/webhook-registrar.ts";
+import { webhookRepository } from "../transmission/webhook-repository.ts";
+import { webhookNotifier } from "../webhooks/notifier.ts";
+
+export type Logger = pino.Logger;
+
+/** The composition root: configuration in, every service wired with exactly what it needs. */
+export async function createContext(config: Config) {
+  const sqliteFile =
+    config.database.engine === "sqlite" && config.database.file !== ":memory:"
+      ? config.database.file
+      : undefined;
+  const db = openDatabase(config.database, { ...config, checkpointer: sqliteFile !== undefined });
+  try {
+    if (config.mode === "production") {
+      const pending = await pendingMigrations(db);
+      if (pending.length > 0) {
+        throw new Error(
+          `the database schema is behind this version (pending: ${pending.join(", ")}); run \`npx einvoice migrate\``,
+        );
+      }
+    } else {
+      await migrateToLatest(db);
+    }
+  } catch (err) {
+    await db.destroy();
+    throw err;
+  }
+  const checkpointer = sqliteFile ? startCheckpointer(sqliteFile) : undefined;
+  const keyring = loadKeyring(config);
+  // The sandbox's keys live in a file that `keys rotate-data-key` adds to: read again when a key
+  // id is unknown, so a running sandbox picks up the rotated key. Production's come from the
+  // environment, which a running process cannot see change.
+  const sealer = createSealer(keyring.dataKeys, {
+    ...(config.mode === "sandbox" ? { reload: () => loadKeyring(config).dataKeys } : {}),
+  });
+  const dataKeyState = dataKeyStateRepository(db);
+  const sealing = sealingService({ sealer, state: dataKeyState });
+  const qr = qrCodec(keyring.qrKeys);
+  const signer = createSigner(keyring.signingKeys);
+  // Its own thread wherever there is another core to run it on.
+  const preparations = preparer(
+    { dataKeys: keyring.dataKeys, qrPublicKeyPem: qr.publicKeyPem },
+    { thread: os.availableParallelism() > 1 },
+  );
+
+  // Large documents are checked on a thread of their own, like the preparations.
+  const validations = validationPool({ thread: os.availableParallelism() > 1 });
+
+  const businessesRepo = businessRepository(db);
+  const invoicesRepo = invoiceRepository(db);
+  const catalog = catalogRepository(db);
+
+  const auditLog = auditLogRepository(db);
+  const businesses = businessService({
+    db,
+    businesses: businessesRepo,
+    audit: auditLog,
+    pepper: keyring.pepper,
+  });
+  const metrics = outboxMetrics({ refreshMs: config.metricsRefreshMs });
+  const counters = serviceMetrics(metrics.registry);
+  const webhooksRepo = webhookRepository(db);
+  const outbox = outboxRepository(db);
+  const notifier = webhookNotifier({ outbox, webhooks: webhooksRepo });
+  const lifecycle = invoiceLifecycle({ invoices: invoicesRepo, notifier, sealer });
+  const transmission = transmissionService({
+    db,
+    outbox,
+    invoices: lifecycle.delivery,
+    webhooks: webhooksRepo,
+    sealer,
+    authority: config.authority.kind === "http" ? httpAuthority(config.authority) : builtinAuthority(),
+    settings: config.outbox,
+    onSettled: (job, outcome) => metrics.settled(job.kind, outcome),
+  });
+  metrics.observe(transmission);
+  const webhooks = webhookRegistrar({
+    db,
+    webhooks: webhooksRepo,
+    sealing,
+    businessExists: async (id) => (await businessesRepo.findById(id)) !== undefined,
+    audit: auditLog,
+  });
+  const dataKeys = dataKeyRotation({
+    db,
+    sealer,
+    state: dataKeyState,
+    invoices: invoicesRepo,
+    webhooks: webhooksRepo,
+  });
+  const knownProducts = productCodes(catalog);
+  const reference = referenceService({ db, catalog, productCodes: knownProducts });
+  const transmits = invoiceTransmits({
+    db,
+    invoices: invoicesRepo,
+    transmission,
+    lifecycle,
+    transmitWaitMs: config.outbox.transmitWaitMs,
+  });
+  const records = invoiceQueries({ invoices: invoicesRepo, sealer });
+  const profiles = businessProfiles(businessesRepo);
+  const irns = irnCheck({ invoices: invoicesRepo, profiles });
+  const invoices = invoiceRegistration({
+    db,
+    invoices: invoicesRepo,
+    businesses: businessesRepo,
+    profiles,
+    sealer,
+    sealing,
+    preparer: preparations,
+    signer,
+    validate: validations.validate,
+    products: knownProducts,
+    transmission,
+    notifier,
+    transmits,
+    strictSupplier: config.strictSupplier,
+    onSigned: counters.signed,
+  });
+  const payments = paymentService({ db, invoices: invoicesRepo, lifecycle });
+  const reports = reportService({ db, reports: reportRepository(db), invoices: invoicesRepo });
+  const idempotency = idempotencyService({
+    db,
+    keys: idempotencyRepository(db),
+    waitMs: config.idempotencyWaitMs,
+  });
+
+  // QR images are decoded on a thread of their own, started on the first image.
+  const qrImages = qrImageReader();
+  const qrCodes = qrService({ qr, businesses: businessesRepo, invoices: invoicesRepo, images: qrImages });
+  const dashboard = dashboardService({
+    repository: dashboardRepository(db),
+    businesses,
+    records,
+    transmits,
+    transmission,
+  });
+  const audit = auditService({
+    businesses: businessesRepo,
+    invoices: invoicesRepo,
+    auditLog,
+    sealer,
+    signer,
+  });
+
+  return {
+    config,
+    db,
+    businesses,
+    reference,
+    invoices,
+    records,
+    transmits,
+    irns,
+    payments,
+    idempotency,
+    reports,
+    qr,
+    qrCodes,
+    signer,
+    audit,
+    transmission,
+    webhooks,
+    metrics,
+    counters,
+    dataKeys,
+    dashboard,
+    operator: { password: keyring.operatorPassword, pepper: keyring.pepper },
+    close: async () => {
+      await preparations.close();
+      await validations.close();
+      await qrImages.close();
+      await checkpointer?.stop();
+      await db.destroy();
+    },
+  };
+}
+
+export type Context = Awaited<ReturnType<typeof createContext>>;

@@ -1,0 +1,113 @@
+import cluster from "node:cluster";
+import type { Config } from "../config.ts";
+import { createWorker } from "../transmission/worker.ts";
+import { type Context, createContext, type Logger } from "./context.ts";
+import { announceSandbox } from "./sandbox.ts";
+import { createLogger, createServer } from "./server.ts";
+
+/**
+ * `npm start` / `einvoice serve`: the API on PORT, until SIGINT or SIGTERM. With
+ * EINVOICE_PROCESSES > 1 the first process prepares the database once, then runs that many API
+ * processes sharing the port (node:cluster), replacing any that dies.
+ */
+export async function serve(config: Config): Promise<void> {
+  if (config.processes > 1 && cluster.isPrimary) return supervise(config);
+  const logger = createLogger(config);
+  const ctx = await createContext(config);
+  const app = await createServer(ctx, logger);
+  if (config.mode === "sandbox" && cluster.isPrimary) await announceSandbox(ctx);
+  const worker = config.outbox.worker ? outboxWorker(ctx, logger) : undefined;
+  onShutdown(logger, async () => {
+    // Stop taking requests first, then let the worker finish or give back its jobs.
+    await app.close();
+    await worker?.stop();
+    await ctx.close();
+  });
+  const address = await app.listen({ port: config.port, host: config.host });
+  worker?.start();
+  logger.info(
+    {
+      address,
+      mode: config.mode,
+      database: config.database.engine,
+      worker: Boolean(worker),
+      pid: process.pid,
+    },
+    "e-invoicing API listening",
+  );
+}
+
+async function supervise(config: Config): Promise<void> {
+  const logger = createLogger(config);
+  // Migrations and the sandbox's first-start seeding happen once, before any API process exists.
+  const ctx = await createContext(config);
+  try {
+    if (config.mode === "sandbox") await announceSandbox(ctx);
+  } finally {
+    await ctx.close();
+  }
+  let stopping = false;
+  cluster.on("exit", (child, code, signal) => {
+    if (stopping) return;
+    logger.error({ pid: child.process.pid, code, signal }, "API process died; starting another");
+    cluster.fork();
+  });
+  for (let i = 0; i < config.processes; i++) cluster.fork();
+  onShutdown(logger, async () => {
+    stopping = true;
+    const children = Object.values(cluster.workers ?? {}).filter((c) => c !== undefined);
+    await Promise.all(
+      children.map(
+        (child) =>
+          new Promise<void>((resolve) => {
+            child.once("exit", () => resolve());
+            child.process.kill("SIGTERM");
+          }),
+      ),
+    );
+  });
+  logger.info({ processes: config.processes, port: config.port }, "supervising API processes");
+}
+
+/** `einvoice worker`: delivers outbox jobs, until SIGINT or SIGTERM. */
+export async function work(config: Config): Promise<void> {
+  const logger = createLogger(config);
+  const ctx = await createContext(config);
+  const worker = outboxWorker(ctx, logger);
+  onShutdown(logger, async () => {
+    await worker.stop();
+    await ctx.close();
+  });
+  worker.start();
+}
+
+/** How often a worker also prunes the idempotency keys past their 24 hours. */
+const HOUSEKEEPING_MS = 60_000;
+
+/** An outbox worker, which also keeps the idempotency keys pruned. */
+function outboxWorker(ctx: Context, logger: Logger) {
+  return createWorker({
+    transmission: ctx.transmission,
+    concurrency: ctx.config.outbox.concurrency,
+    pollMs: ctx.config.outbox.pollMs,
+    logger,
+    housekeeping: { everyMs: HOUSEKEEPING_MS, run: () => ctx.idempotency.prune() },
+  });
+}
+
+function onShutdown(logger: Logger, close: () => Promise<void>): void {
+  let closing = false;
+  const shutdown = async (signal: string) => {
+    if (closing) return;
+    closing = true;
+    logger.info({ signal }, "shutting down");
+    try {
+      await close();
+    } finally {
+      logger.flush();
+      process.exit(0);
+    }
+  };
+  process.once("SIGINT", () => void shutdown("SIGINT"));
+  process.once("SIGTERM", () => void shutdown("SIGTERM"));
+}

@@ -1,0 +1,62 @@
+import { sql } from "kysely";
+import pino from "pino";
+import type { Config } from "../config.ts";
+import { dashboardRoutes } from "../dashboard/routes.ts";
+import { buildApp } from "../http/app.ts";
+import { rateLimitStore } from "../http/rate-limit-store.ts";
+import { invoiceRoutes } from "../invoices/routes.ts";
+import { referenceRoutes } from "../reference/routes.ts";
+import { reportRoutes } from "../reports/routes.ts";
+import { signingRoutes } from "../signing/routes.ts";
+import { metricsRoutes } from "../transmission/routes.ts";
+import type { Context, Logger } from "./context.ts";
+import { sandboxExampleValues } from "./sandbox.ts";
+
+export function createLogger(
+  config: Pick<Config, "logLevel">,
+  destination: "stdout" | "stderr" = "stdout",
+): Logger {
+  return pino(
+    { level: config.logLevel },
+    pino.destination({ fd: destination === "stdout" ? 1 : 2, sync: false }),
+  );
+}
+
+export function createServer(ctx: Context, logger: Logger) {
+  return buildApp({
+    logger,
+    authenticate: ctx.businesses.authenticate,
+    rateLimits: {
+      ...ctx.config.rateLimits,
+      // PostgreSQL pools the counts of every process; SQLite processes count their own.
+      shared: ctx.config.database.engine === "postgres" ? rateLimitStore(ctx.db) : undefined,
+    },
+    requestTimeoutMs: ctx.config.requestTimeoutMs,
+    trustProxy: ctx.config.trustProxy,
+    ready: async () => {
+      await sql`select 1`.execute(ctx.db);
+    },
+    metrics: ctx.counters,
+    docsExampleValues:
+      ctx.config.mode === "sandbox" ? () => sandboxExampleValues(ctx.config.dataDir) : undefined,
+    routes: [
+      referenceRoutes({ reference: ctx.reference }),
+      invoiceRoutes({
+        invoices: ctx.invoices,
+        transmits: ctx.transmits,
+        records: ctx.records,
+        irns: ctx.irns,
+        payments: ctx.payments,
+        idempotency: ctx.idempotency,
+      }),
+      reportRoutes({ reports: ctx.reports }),
+      signingRoutes({ qr: ctx.qrCodes, signer: ctx.signer, invoices: ctx.records }),
+      metricsRoutes({ metrics: ctx.metrics }),
+      dashboardRoutes({
+        dashboard: ctx.dashboard,
+        operatorPassword: ctx.operator.password,
+        pepper: ctx.operator.pepper,
+      }),
+    ],
+  });
+}
