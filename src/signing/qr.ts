@@ -66,7 +66,13 @@ export class UnusableQrKey extends Error {}
 
 export type QrCodec = ReturnType<typeof qrCodec>;
 
-type DecryptionKey = { key: KeyObject; bytes: number; rejection: Buffer };
+type DecryptionKey = {
+  key: KeyObject;
+  bytes: number;
+  rejection: Buffer;
+  /** A ciphertext below any modulus, decrypted in place of one that is not (see `open`). */
+  filler: Buffer;
+};
 
 /**
  * QR text = base64(RSA-PKCS#1-v1.5-encrypt(JSON {"irn": "<IRN>.<unix seconds>", "certificate"})).
@@ -76,9 +82,11 @@ type DecryptionKey = { key: KeyObject; bytes: number; rejection: Buffer };
 export function qrCodec(privateKeysPem: readonly string[]) {
   const keys: DecryptionKey[] = privateKeysPem.map((pem) => {
     const key = createPrivateKey(pem);
+    const bytes = (key.asymmetricKeyDetails?.modulusLength ?? 0) / 8;
     return {
       key,
-      bytes: (key.asymmetricKeyDetails?.modulusLength ?? 0) / 8,
+      bytes,
+      filler: Buffer.concat([Buffer.alloc(bytes - 1), Buffer.from([2])]),
       // The secret behind this key's implicit rejection (see `open`): derived from the key itself,
       // so every process holding the key rejects a given ciphertext with the same message.
       rejection: Buffer.from(
@@ -132,7 +140,10 @@ function open(key: DecryptionKey, ciphertext: Buffer): Buffer {
   try {
     block = privateDecrypt({ key: key.key, padding: constants.RSA_NO_PADDING }, ciphertext);
   } catch {
-    // Only a ciphertext not below the (public) modulus is refused here.
+    // Only a ciphertext not below the (public) modulus is refused here, before any exponentiation.
+    // It is decrypted all the same, in the form of a filler: otherwise such a code would cost one
+    // RSA decryption less under this key, and codes would differ in time by their value.
+    privateDecrypt({ key: key.key, padding: constants.RSA_NO_PADDING }, key.filler);
     block = Buffer.alloc(key.bytes);
   }
   const stand = Buffer.from(hkdfSync("sha256", key.rejection, ciphertext, "message", key.bytes));
