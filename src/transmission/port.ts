@@ -1,5 +1,8 @@
 import type { Executor } from "../db/database.ts";
 
+/** What every report of an attempt says: whose invoice, when, by whom, which attempt, to whom. */
+type Attempt = { businessId: string; at: string; actor: string; attempt: number; authority: string };
+
 /**
  * What the outbox needs of the invoices it delivers, and how it reports what became of them. The
  * outbox knows jobs, leases, attempts and the authority; what a delivery means for an invoice (its
@@ -13,30 +16,17 @@ export type DeliveryPort = {
   /** The authority confirmed the invoice. In the outbox's transaction. */
   delivered(
     irn: string,
-    report: {
-      businessId: string;
-      at: string;
-      actor: string;
-      attempt: number;
-      durationMs: number;
-      authority: string;
-      reference: string;
-    },
+    report: Attempt & { durationMs: number; reference: string },
     tx: Executor,
   ): Promise<void>;
   /** An attempt failed; `final` when no other will be made. In the outbox's transaction. */
   attemptFailed(
     irn: string,
-    report: {
-      businessId: string;
-      at: string;
-      actor: string;
-      attempt: number;
+    report: Attempt & {
       outcome: "error" | "rejected" | "incomplete";
       error: string;
       durationMs?: number;
       nextAttemptAt?: string;
-      authority: string;
       final: boolean;
     },
     tx: Executor,
