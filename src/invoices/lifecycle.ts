@@ -5,7 +5,7 @@ import type { PaymentStatus } from "../reference/data.ts";
 import type { DeliveryPort } from "../transmission/port.ts";
 import type { WebhookNotifier } from "../webhooks/notifier.ts";
 import { amountsOf, type Balance, type PaymentDecision } from "./payments.ts";
-import type { InvoiceRepository } from "./repository.ts";
+import type { InvoiceEvent, InvoiceRepository } from "./repository.ts";
 import { openDocument } from "./stored-document.ts";
 
 /*
@@ -49,7 +49,7 @@ export function eventData(
 export function invoiceLifecycle(deps: {
   invoices: Pick<
     InvoiceRepository,
-    "findByIrn" | "setStatus" | "changeStatusIf" | "changePaymentIf" | "addEvent"
+    "findByIrn" | "setStatus" | "changeStatusIf" | "changePaymentIf" | "addEvent" | "addEvents"
   >;
   notifier: Pick<WebhookNotifier, "notify">;
   sealer: Pick<Sealer, "open">;
@@ -72,24 +72,28 @@ export function invoiceLifecycle(deps: {
         { status: "TRANSMITTED", transmitted_at: at, authority_reference: report.reference, updated_at: at },
         tx,
       );
-      await invoices.addEvent(
-        irn,
-        {
-          at,
-          type: "transmission_attempt",
-          actor,
-          detail: { attempt: report.attempt, outcome: "delivered", duration_ms: report.durationMs },
-        },
-        tx,
-      );
-      await invoices.addEvent(
-        irn,
-        {
-          at,
-          type: "transmitted",
-          actor,
-          detail: { authority: report.authority, reference: report.reference },
-        },
+      // The attempt and the transmission, in one statement.
+      await invoices.addEvents(
+        [
+          {
+            irn,
+            event: {
+              at,
+              type: "transmission_attempt",
+              actor,
+              detail: { attempt: report.attempt, outcome: "delivered", duration_ms: report.durationMs },
+            },
+          },
+          {
+            irn,
+            event: {
+              at,
+              type: "transmitted",
+              actor,
+              detail: { authority: report.authority, reference: report.reference },
+            },
+          },
+        ],
         tx,
       );
       await notifier.notify(
@@ -111,32 +115,37 @@ export function invoiceLifecycle(deps: {
 
     async attemptFailed(irn, report, tx) {
       const { at, actor, attempt, error } = report;
-      await invoices.addEvent(
-        irn,
-        {
-          at,
-          type: "transmission_attempt",
-          actor,
-          detail: {
-            attempt,
-            outcome: report.outcome,
-            error,
-            ...(report.durationMs === undefined ? {} : { duration_ms: report.durationMs }),
-            ...(report.nextAttemptAt ? { next_attempt_at: report.nextAttemptAt } : {}),
-          },
+      const tried: InvoiceEvent = {
+        at,
+        type: "transmission_attempt",
+        actor,
+        detail: {
+          attempt,
+          outcome: report.outcome,
+          error,
+          ...(report.durationMs === undefined ? {} : { duration_ms: report.durationMs }),
+          ...(report.nextAttemptAt ? { next_attempt_at: report.nextAttemptAt } : {}),
         },
-        tx,
-      );
-      if (!report.final) return;
+      };
+      if (!report.final) {
+        await invoices.addEvent(irn, tried, tx);
+        return;
+      }
       await invoices.setStatus(irn, { status: "TRANSMISSION_FAILED", updated_at: at }, tx);
-      await invoices.addEvent(
-        irn,
-        {
-          at,
-          type: "transmission_failed",
-          actor,
-          detail: { authority: report.authority, attempts: attempt, error },
-        },
+      // The attempt and the failure, in one statement.
+      await invoices.addEvents(
+        [
+          { irn, event: tried },
+          {
+            irn,
+            event: {
+              at,
+              type: "transmission_failed",
+              actor,
+              detail: { authority: report.authority, attempts: attempt, error },
+            },
+          },
+        ],
         tx,
       );
       await notifier.notify(
