@@ -2,16 +2,17 @@ import { actorOf, type Principal } from "../businesses/service.ts";
 import { type Db, writeTransaction } from "../db/database.ts";
 import type { InvoiceLifecycle } from "./lifecycle.ts";
 import { decidePayment, type PaymentChange, recordedPayments } from "./payments.ts";
-import { notFound } from "./queries.ts";
+import { invoiceLoader } from "./queries.ts";
 import type { InvoiceRepository } from "./repository.ts";
 
 /** `update/{IRN}`: the payment moves of `payments.ts`, each recorded by the lifecycle. */
 export function paymentService(deps: {
   db: Db;
-  invoices: Pick<InvoiceRepository, "find" | "events">;
+  invoices: Pick<InvoiceRepository, "find" | "findByIrn" | "events">;
   lifecycle: Pick<InvoiceLifecycle, "paymentMoved">;
 }) {
   const { db, invoices, lifecycle } = deps;
+  const { load } = invoiceLoader(invoices);
 
   return {
     /**
@@ -26,8 +27,7 @@ export function paymentService(deps: {
       change: PaymentChange,
     ): Promise<{ changed: boolean; replay: boolean }> {
       for (;;) {
-        const row = await invoices.find(irn, principal.businessId);
-        if (!row) throw notFound(irn);
+        const row = await load(principal, irn);
         const { document_currency_code: currency } = JSON.parse(row.document) as {
           document_currency_code?: unknown;
         };
