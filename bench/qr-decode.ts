@@ -17,7 +17,7 @@ import path from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { promisify } from "node:util";
 import { readBarcodes } from "zxing-wasm/reader";
-import { encryptQr } from "../src/signing/qr.ts";
+import { encryptQr } from "../src/crypto/qr.ts";
 import { loadQrDecoder, readQrImage } from "../src/signing/qr-image-decoder.ts";
 import { parseImageDataUrl } from "../src/signing/qr-image-guard.ts";
 import { qrImageReader } from "../src/signing/qr-reader-pool.ts";

@@ -10,9 +10,9 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import pino from "pino";
 import { loadConfig } from "../src/config.ts";
-import { generatePrivateKey } from "../src/keys/keyring.ts";
+import { generatePrivateKey } from "../src/crypto/keyring.ts";
+import { createSigner } from "../src/crypto/signer.ts";
 import { createContext, createServer } from "../src/main.ts";
-import { createSigner } from "../src/signing/signer.ts";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const shared = path.resolve(process.env.EINVOICE_SHARED_DIR ?? path.join(root, "..", "shared"));

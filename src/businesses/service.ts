@@ -1,7 +1,7 @@
 import { createHmac, randomBytes, randomInt, randomUUID, timingSafeEqual } from "node:crypto";
+import type { AuditLogRepository } from "../audit-log/repository.ts";
 import { type Db, writeTransaction } from "../db/database.ts";
 import { DomainError } from "../errors.ts";
-import type { AuditLogRepository } from "../signing/audit-log.ts";
 import { canonicalBusinessId } from "./ids.ts";
 import type { BusinessRepository } from "./repository.ts";
 

@@ -5,19 +5,19 @@ import path from "node:path";
 import { SingleBar } from "cli-progress";
 import { Command, CommanderError } from "commander";
 import { ConfigError, loadConfig } from "../config.ts";
-import { openDatabase } from "../db/database.ts";
-import { migrateToLatest } from "../db/migrations.ts";
-import { DomainError } from "../errors.ts";
-import { BATCH_MAX_DOCUMENTS } from "../invoices/batch-limits.ts";
 import {
   generatePrivateKey,
   newProductionSecrets,
   rotateSandboxDataKey,
   rotateSandboxKey,
-} from "../keys/keyring.ts";
+} from "../crypto/keyring.ts";
+import { jwkOf } from "../crypto/signer.ts";
+import { verifyRecord } from "../crypto/verify-record.ts";
+import { openDatabase } from "../db/database.ts";
+import { migrateToLatest } from "../db/migrations.ts";
+import { DomainError } from "../errors.ts";
+import { BATCH_MAX_DOCUMENTS } from "../invoices/batch-limits.ts";
 import { type Context, createContext, createLogger, createServer, serve, work } from "../main.ts";
-import { jwkOf } from "../signing/signer.ts";
-import { verifyRecord } from "../signing/verify-record.ts";
 import { SubmitError, submit } from "./submit.ts";
 
 /** Every command prints exactly one JSON object on stdout; diagnostics go to stderr. */

@@ -3,7 +3,7 @@ import { DomainError } from "../errors.ts";
 import type { InvoiceQueries } from "../invoices/queries.ts";
 import type { InvoiceTransmits } from "../invoices/transmit.ts";
 import { qrImage } from "../signing/qr-image.ts";
-import type { TransmissionService } from "../transmission/service.ts";
+import type { TransmissionService } from "../transmission/outbox.ts";
 import type { Cursor, DashboardRepository, InvoiceFilter } from "./repository.ts";
 
 /** How the dashboard's changes appear in histories and the audit log. */

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { canonicalJson } from "../signing/signer.ts";
+import { canonicalJson } from "../crypto/signer.ts";
 import { nextTurn } from "../turns.ts";
 
 /** Array items hashed between two turns of the event loop. */

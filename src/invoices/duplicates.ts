@@ -1,5 +1,5 @@
+import { canonicalDocument } from "../crypto/signer.ts";
 import { DomainError } from "../errors.ts";
-import { canonicalDocument } from "../signing/signer.ts";
 
 /**
  * The canonical form of a document as it is stored, its `business_id` in lower case (a UUID in any

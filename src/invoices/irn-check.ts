@@ -1,8 +1,8 @@
 import { canonicalBusinessId } from "../businesses/ids.ts";
 import type { BusinessProfiles } from "../businesses/profiles.ts";
 import type { Principal } from "../businesses/service.ts";
+import { irnProblem } from "../crypto/irn.ts";
 import { DomainError } from "../errors.ts";
-import { irnProblem } from "../signing/irn.ts";
 import type { InvoiceRepository } from "./repository.ts";
 
 /** `irn/validate`: whether an IRN may be used, before any invoice is signed under it. */

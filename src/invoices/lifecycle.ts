@@ -1,6 +1,6 @@
+import type { Sealer } from "../crypto/sealer.ts";
 import type { Executor } from "../db/database.ts";
 import type { InvoiceTable } from "../db/schema.ts";
-import type { Sealer } from "../keys/sealer.ts";
 import type { PaymentStatus } from "../reference/data.ts";
 import type { DeliveryPort } from "../transmission/port.ts";
 import type { WebhookNotifier } from "../webhooks/notifier.ts";

@@ -1,8 +1,8 @@
 import { createPublicKey } from "node:crypto";
-import type { DataKey } from "../keys/keyring.ts";
-import { createSealer, type Sealer } from "../keys/sealer.ts";
-import { encryptQr } from "../signing/qr.ts";
-import { canonicalDocument } from "../signing/signer.ts";
+import type { DataKey } from "../crypto/keyring.ts";
+import { encryptQr } from "../crypto/qr.ts";
+import { createSealer, type Sealer } from "../crypto/sealer.ts";
+import { canonicalDocument } from "../crypto/signer.ts";
 import { storeDocument } from "./stored-document.ts";
 
 /** What a sign needs worked out for a document before the chain is locked. */

@@ -1,9 +1,9 @@
 import type { Principal } from "../businesses/service.ts";
+import type { Sealer } from "../crypto/sealer.ts";
+import type { Signature } from "../crypto/signer.ts";
 import type { InvoiceTable } from "../db/schema.ts";
 import { DomainError } from "../errors.ts";
-import type { Sealer } from "../keys/sealer.ts";
 import type { PaymentStatus } from "../reference/data.ts";
-import type { Signature } from "../signing/signer.ts";
 import type { InvoiceStatus } from "./lifecycle.ts";
 import { amountsOf } from "./payments.ts";
 import type { InvoiceRepository, InvoiceState } from "./repository.ts";

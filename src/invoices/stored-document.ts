@@ -1,5 +1,5 @@
+import type { Sealer } from "../crypto/sealer.ts";
 import type { InvoiceTable } from "../db/schema.ts";
-import type { Sealer } from "../keys/sealer.ts";
 import { SEALED_FIELDS } from "./schema.ts";
 
 /** Splits a submitted document into what is stored in the open and the sealed confidential fields. */

@@ -2,7 +2,7 @@ import { actorOf, type Principal } from "../businesses/service.ts";
 import { type Db, writeTransaction } from "../db/database.ts";
 import type { InvoiceTable } from "../db/schema.ts";
 import { DomainError } from "../errors.ts";
-import type { TransmissionService } from "../transmission/service.ts";
+import type { TransmissionService } from "../transmission/outbox.ts";
 import type { InvoiceLifecycle, InvoiceStatus } from "./lifecycle.ts";
 import { invoiceLoader } from "./queries.ts";
 import type { InvoiceRepository } from "./repository.ts";

@@ -1,7 +1,7 @@
+import { type Sealer, sealedKid } from "../crypto/sealer.ts";
 import type { Executor } from "../db/database.ts";
 import { DomainError } from "../errors.ts";
 import type { DataKeyStateRepository } from "./key-state-repository.ts";
-import { type Sealer, sealedKid } from "./sealer.ts";
 
 /** What one write transaction seals with: the key that was current when it read the state. */
 export type SealingUnder = {

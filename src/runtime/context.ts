@@ -1,9 +1,14 @@
 import os from "node:os";
 import type pino from "pino";
+import { auditLogRepository } from "../audit-log/repository.ts";
 import { businessProfiles } from "../businesses/profiles.ts";
 import { businessRepository } from "../businesses/repository.ts";
 import { businessService } from "../businesses/service.ts";
 import type { Config } from "../config.ts";
+import { loadKeyring } from "../crypto/keyring.ts";
+import { qrCodec } from "../crypto/qr.ts";
+import { createSealer } from "../crypto/sealer.ts";
+import { createSigner } from "../crypto/signer.ts";
 import { dashboardRepository } from "../dashboard/repository.ts";
 import { dashboardService } from "../dashboard/service.ts";
 import { startCheckpointer } from "../db/checkpointer.ts";
@@ -12,38 +17,39 @@ import { migrateToLatest, pendingMigrations } from "../db/migrations.ts";
 import { serviceMetrics } from "../http/metrics.ts";
 import { idempotencyRepository } from "../idempotency/repository.ts";
 import { idempotencyService } from "../idempotency/service.ts";
+import { auditService } from "../invoices/audit.ts";
 import { irnCheck } from "../invoices/irn-check.ts";
 import { invoiceLifecycle } from "../invoices/lifecycle.ts";
 import { paymentService } from "../invoices/payment-service.ts";
 import { preparer } from "../invoices/preparation-pool.ts";
+import { qrService } from "../invoices/qr-service.ts";
 import { invoiceQueries } from "../invoices/queries.ts";
 import { invoiceRegistration } from "../invoices/register.ts";
 import { invoiceRepository } from "../invoices/repository.ts";
+import { invoiceResealer } from "../invoices/reseal.ts";
 import { invoiceTransmits } from "../invoices/transmit.ts";
 import { validationPool } from "../invoices/validation-pool.ts";
 import { dataKeyStateRepository } from "../keys/key-state-repository.ts";
-import { loadKeyring } from "../keys/keyring.ts";
 import { dataKeyRotation } from "../keys/rotation.ts";
-import { createSealer } from "../keys/sealer.ts";
 import { sealingService } from "../keys/sealing.ts";
 import { catalogRepository } from "../reference/catalog-repository.ts";
 import { productCodes } from "../reference/product-codes.ts";
 import { referenceService } from "../reference/service.ts";
 import { reportRepository } from "../reports/repository.ts";
 import { reportService } from "../reports/service.ts";
-import { auditService } from "../signing/audit.ts";
-import { auditLogRepository } from "../signing/audit-log.ts";
-import { qrCodec } from "../signing/qr.ts";
 import { qrImageReader } from "../signing/qr-reader-pool.ts";
-import { qrService } from "../signing/qr-service.ts";
-import { createSigner } from "../signing/signer.ts";
-import { builtinAuthority, httpAuthority } from "../transmission/authority.ts";
+import { builtinAuthority } from "../transmission/authority/builtin.ts";
+import { httpAuthority } from "../transmission/authority/http.ts";
+import { deliveryHandler } from "../transmission/delivery.ts";
+import { jobSettling } from "../transmission/jobs.ts";
 import { outboxMetrics } from "../transmission/metrics.ts";
+import { transmissionService } from "../transmission/outbox.ts";
 import { outboxRepository } from "../transmission/outbox-repository.ts";
-import { transmissionService } from "../transmission/service.ts";
-import { webhookRegistrar } from "../transmission/webhook-registrar.ts";
-import { webhookRepository } from "../transmission/webhook-repository.ts";
+import { webhookDispatcher } from "../webhooks/dispatcher.ts";
 import { webhookNotifier } from "../webhooks/notifier.ts";
+import { webhookRegistrar } from "../webhooks/registrar.ts";
+import { webhookRepository } from "../webhooks/repository.ts";
+import { webhookResealer } from "../webhooks/reseal.ts";
 
 export type Logger = pino.Logger;
 
@@ -107,14 +113,23 @@ export async function createContext(config: Config) {
   const outbox = outboxRepository(db);
   const notifier = webhookNotifier({ outbox, webhooks: webhooksRepo });
   const lifecycle = invoiceLifecycle({ invoices: invoicesRepo, notifier, sealer });
+  const settling = jobSettling({ db, outbox });
+  const settings = config.outbox;
   const transmission = transmissionService({
-    db,
     outbox,
-    invoices: lifecycle.delivery,
-    webhooks: webhooksRepo,
-    sealer,
-    authority: config.authority.kind === "http" ? httpAuthority(config.authority) : builtinAuthority(),
-    settings: config.outbox,
+    settling,
+    handlers: {
+      delivery: deliveryHandler({
+        db,
+        outbox,
+        settling,
+        invoices: lifecycle.delivery,
+        authority: config.authority.kind === "http" ? httpAuthority(config.authority) : builtinAuthority(),
+        settings,
+      }),
+      webhook: webhookDispatcher({ outbox, settling, webhooks: webhooksRepo, sealer, settings }),
+    },
+    settings,
     onSettled: (job, outcome) => metrics.settled(job.kind, outcome),
   });
   metrics.observe(transmission);
@@ -129,8 +144,10 @@ export async function createContext(config: Config) {
     db,
     sealer,
     state: dataKeyState,
-    invoices: invoicesRepo,
-    webhooks: webhooksRepo,
+    reseal: {
+      invoices: invoiceResealer({ sealer, invoices: invoicesRepo }),
+      webhooks: webhookResealer({ sealer, webhooks: webhooksRepo }),
+    },
   });
   const knownProducts = productCodes(catalog);
   const reference = referenceService({ db, catalog, productCodes: knownProducts });

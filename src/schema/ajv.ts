@@ -1,5 +1,5 @@
 import { Ajv, type Options } from "ajv";
-import { isRealDate } from "../signing/irn.ts";
+import { isRealDate } from "../crypto/irn.ts";
 
 /** Named formats, so an error can say in words what the field must look like. */
 export const FORMAT_MESSAGES: Record<string, string> = {

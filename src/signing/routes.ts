@@ -1,11 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { type TSchema, Type } from "typebox";
+import type { Signer } from "../crypto/signer.ts";
 import { action } from "../http/envelope.ts";
 import { Action, responses } from "../http/openapi.ts";
+import type { QrService } from "../invoices/qr-service.ts";
 import type { InvoiceQueries } from "../invoices/queries.ts";
 import { qrImage } from "./qr-image.ts";
-import type { QrService } from "./qr-service.ts";
-import type { Signer } from "./signer.ts";
 
 // A data URL of a QR code is a few kilobytes; the limit leaves room for large renderings and photos.
 const QrValidateBody = Type.Object({

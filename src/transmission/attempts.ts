@@ -1,5 +1,5 @@
 import type { OutboxJob } from "../db/schema.ts";
-import { DeliveryError } from "./authority.ts";
+import { DeliveryError } from "./authority/connector.ts";
 
 export type OutboxSettings = {
   maxAttempts: number;

@@ -1,5 +1,5 @@
 import { Counter, Gauge, Registry } from "prom-client";
-import type { Outcome, TransmissionService } from "./service.ts";
+import type { Outcome, TransmissionService } from "./outbox.ts";
 
 type Stats = Awaited<ReturnType<TransmissionService["stats"]>>;
 

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import os from "node:os";
 import type { FastifyBaseLogger } from "fastify";
-import type { TransmissionService } from "./service.ts";
+import type { TransmissionService } from "./outbox.ts";
 
 export type Worker = { owner: string; start(): void; stop(): Promise<void>; wake(): void };
 

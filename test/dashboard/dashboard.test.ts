@@ -2,9 +2,9 @@ import assert from "node:assert/strict";
 import { type TestContext, test } from "node:test";
 import pino from "pino";
 import { loadConfig } from "../../src/config.ts";
+import { newProductionSecrets } from "../../src/crypto/keyring.ts";
 import { openDatabase } from "../../src/db/database.ts";
 import { migrateToLatest } from "../../src/db/migrations.ts";
-import { newProductionSecrets } from "../../src/keys/keyring.ts";
 import { type Context, createContext, createServer } from "../../src/main.ts";
 import { readQrImage } from "../../src/signing/qr-image-decoder.ts";
 import {

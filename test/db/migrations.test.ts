@@ -2,14 +2,14 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { Kysely } from "kysely";
 import { loadConfig } from "../../src/config.ts";
+import { newProductionSecrets } from "../../src/crypto/keyring.ts";
 import { openDatabase, powerOfTwoChunks } from "../../src/db/database.ts";
 import { MIGRATIONS, migrateToLatest, migrator, pendingMigrations } from "../../src/db/migrations.ts";
 import type { BusinessTable, InvoiceTable } from "../../src/db/schema.ts";
+import { historyProblems } from "../../src/invoices/audit.ts";
 import { amountsOf } from "../../src/invoices/payments.ts";
 import { invoiceRepository } from "../../src/invoices/repository.ts";
-import { newProductionSecrets } from "../../src/keys/keyring.ts";
 import { createContext } from "../../src/main.ts";
-import { historyProblems } from "../../src/signing/audit.ts";
 import { ENGINE, fixture, freshDatabase, type Json, tempDir } from "../helpers.ts";
 
 test(`production refuses a ${ENGINE} schema behind the code; migrate brings it up to date`, async (t) => {

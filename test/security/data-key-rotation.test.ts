@@ -2,9 +2,9 @@ import assert from "node:assert/strict";
 import { type TestContext, test } from "node:test";
 import pino from "pino";
 import { loadConfig } from "../../src/config.ts";
+import { newSecret, rotateSandboxDataKey } from "../../src/crypto/keyring.ts";
+import { createSealer, sealedKid } from "../../src/crypto/sealer.ts";
 import { invoiceRepository } from "../../src/invoices/repository.ts";
-import { newSecret, rotateSandboxDataKey } from "../../src/keys/keyring.ts";
-import { createSealer, sealedKid } from "../../src/keys/sealer.ts";
 import { createContext, createServer } from "../../src/main.ts";
 import { ENGINE, freshDatabase, freshInvoice, type Json, type Tenant, tempDir, tenant } from "../helpers.ts";
 

@@ -7,7 +7,7 @@ import type { InjectOptions } from "fastify";
 import pg from "pg";
 import pino from "pino";
 import { loadConfig } from "../../src/config.ts";
-import { rotateSandboxDataKey } from "../../src/keys/keyring.ts";
+import { rotateSandboxDataKey } from "../../src/crypto/keyring.ts";
 import { createContext, createServer } from "../../src/main.ts";
 import {
   build,

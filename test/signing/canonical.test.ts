@@ -3,8 +3,8 @@ import { createHash } from "node:crypto";
 import { test } from "node:test";
 import canonicalize from "canonicalize";
 import fc from "fast-check";
+import { canonicalDocument, signedPayload } from "../../src/crypto/signer.ts";
 import { fingerprint } from "../../src/idempotency/fingerprint.ts";
-import { canonicalDocument, signedPayload } from "../../src/signing/signer.ts";
 import { fixture } from "../helpers.ts";
 
 const who = { business_id: "0d6f7a4e-3c1b-4f5e-9a2d-8b7c6e5f4a3b", service_id: "ABCD1234" };

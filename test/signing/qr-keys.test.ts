@@ -3,7 +3,7 @@ import { constants, createPublicKey, generateKeyPair, privateDecrypt } from "nod
 import fs from "node:fs";
 import { test } from "node:test";
 import { promisify } from "node:util";
-import { parsePemKeys } from "../../src/keys/keyring.ts";
+import { parsePemKeys } from "../../src/crypto/keyring.ts";
 import { readQrImage } from "../../src/signing/qr-image-decoder.ts";
 import { build, type Json, tenant } from "../helpers.ts";
 

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { constants, createPublicKey, generateKeyPair, publicEncrypt, randomBytes } from "node:crypto";
 import { test } from "node:test";
 import { promisify } from "node:util";
-import { qrCodec } from "../../src/signing/qr.ts";
+import { qrCodec } from "../../src/crypto/qr.ts";
 import { build, type Json, tenant } from "../helpers.ts";
 
 const API = "/api/v1/einvoice";

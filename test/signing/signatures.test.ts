@@ -4,9 +4,9 @@ import { test } from "node:test";
 import canonicalize from "canonicalize";
 import pino from "pino";
 import { loadConfig } from "../../src/config.ts";
-import { rotateSandboxKey } from "../../src/keys/keyring.ts";
+import { rotateSandboxKey } from "../../src/crypto/keyring.ts";
+import { verifyRecord } from "../../src/crypto/verify-record.ts";
 import { createContext, createServer } from "../../src/main.ts";
-import { verifyRecord } from "../../src/signing/verify-record.ts";
 import { build, fixture, freshInvoice, type Json, tenant } from "../helpers.ts";
 
 const API = "/api/v1/einvoice";

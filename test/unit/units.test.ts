@@ -2,14 +2,14 @@ import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { test } from "node:test";
 import { ConfigError, loadConfig } from "../../src/config.ts";
+import { irnProblem, isRealDate, parseIrn } from "../../src/crypto/irn.ts";
+import { loadKeyring, parseDataKeys } from "../../src/crypto/keyring.ts";
+import { unpadPkcs1v15 } from "../../src/crypto/qr.ts";
+import { createSealer } from "../../src/crypto/sealer.ts";
 import { summarize } from "../../src/errors.ts";
 import { prefersXml, referenceXml } from "../../src/http/xml.ts";
-import { loadKeyring, parseDataKeys } from "../../src/keys/keyring.ts";
-import { createSealer } from "../../src/keys/sealer.ts";
 import { lgaCode } from "../../src/reference/lgas.ts";
 import { pointerToPath, schemaViolations } from "../../src/schema/violations.ts";
-import { irnProblem, isRealDate, parseIrn } from "../../src/signing/irn.ts";
-import { unpadPkcs1v15 } from "../../src/signing/qr.ts";
 import { tempDir } from "../helpers.ts";
 
 test("IRN parsing: template, service id and a real calendar date", () => {

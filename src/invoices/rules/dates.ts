@@ -1,5 +1,5 @@
+import { isRealDate } from "../../crypto/irn.ts";
 import type { Violation } from "../../errors.ts";
-import { isRealDate } from "../../signing/irn.ts";
 import { entries, isObject, type Rule, str } from "./types.ts";
 
 const date = (v: unknown) => {

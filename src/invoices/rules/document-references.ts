@@ -1,5 +1,5 @@
+import { parseIrn } from "../../crypto/irn.ts";
 import type { Violation } from "../../errors.ts";
-import { parseIrn } from "../../signing/irn.ts";
 import { entries, isObject, type Rule } from "./types.ts";
 
 /** Credit and debit notes correct an earlier invoice, so they must say which one. */

@@ -1,5 +1,5 @@
+import { irnProblem, parseIrn } from "../../crypto/irn.ts";
 import type { Violation } from "../../errors.ts";
-import { irnProblem, parseIrn } from "../../signing/irn.ts";
 import type { Rule } from "./types.ts";
 
 /** The IRN fits the business's template and carries the invoice's issue date. */

@@ -1,11 +1,11 @@
 import { createPublicKey, type KeyObject } from "node:crypto";
 import type { BusinessRepository } from "../businesses/repository.ts";
+import { parseIrn } from "../crypto/irn.ts";
+import { encryptQr, PayloadTooLarge, type QrCodec, UnusableQrKey } from "../crypto/qr.ts";
 import { DomainError } from "../errors.ts";
-import type { InvoiceRepository } from "../invoices/repository.ts";
-import { parseIrn } from "./irn.ts";
-import { encryptQr, PayloadTooLarge, type QrCodec, UnusableQrKey } from "./qr.ts";
-import { ImageRefused, ImageTooLarge, parseImageDataUrl, type QrImage } from "./qr-image-guard.ts";
-import { type QrImageReader, QrReaderBusy } from "./qr-reader-pool.ts";
+import { ImageRefused, ImageTooLarge, parseImageDataUrl, type QrImage } from "../signing/qr-image-guard.ts";
+import { type QrImageReader, QrReaderBusy } from "../signing/qr-reader-pool.ts";
+import type { InvoiceRepository } from "./repository.ts";
 
 function invalid(details: string): DomainError {
   return new DomainError("qr_code_invalid", {

@@ -1,12 +1,12 @@
+import type { AuditLogRepository } from "../audit-log/repository.ts";
 import { canonicalBusinessId } from "../businesses/ids.ts";
 import type { BusinessRepository } from "../businesses/repository.ts";
-import { STATE_AFTER } from "../invoices/lifecycle.ts";
-import { type Balance, formatMinor, replayPayments } from "../invoices/payments.ts";
-import type { InvoiceRepository } from "../invoices/repository.ts";
-import { openDocument } from "../invoices/stored-document.ts";
-import type { Sealer } from "../keys/sealer.ts";
-import type { AuditLogRepository } from "./audit-log.ts";
-import type { Signer } from "./signer.ts";
+import type { Sealer } from "../crypto/sealer.ts";
+import type { Signer } from "../crypto/signer.ts";
+import { STATE_AFTER } from "./lifecycle.ts";
+import { type Balance, formatMinor, replayPayments } from "./payments.ts";
+import type { InvoiceRepository } from "./repository.ts";
+import { openDocument } from "./stored-document.ts";
 
 export type Break = { business_id: string; irn: string | null; chain_seq: number | null; reason: string };
 

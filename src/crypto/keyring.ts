@@ -2,7 +2,7 @@ import { createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes } f
 import fs from "node:fs";
 import path from "node:path";
 import type { Config } from "../config.ts";
-import { qrKeyProblem } from "../signing/qr.ts";
+import { qrKeyProblem } from "./qr.ts";
 
 export type DataKey = { kid: string; key: Buffer };
 

@@ -1,5 +1,7 @@
-import { isObject } from "../invoices/rules/types.ts";
 import { type Jwk, type Signature, signedPayload, verifySignature } from "./signer.ts";
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
 
 export type RecordVerdict = {
   valid: boolean;

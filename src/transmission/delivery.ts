@@ -1,0 +1,119 @@
+import { type Db, writeTransaction } from "../db/database.ts";
+import type { OutboxJob } from "../db/schema.ts";
+import {
+  backoffMs,
+  cutOffReason,
+  type OutboxSettings,
+  OutOfAttempts,
+  outOfAttempts,
+  timeLimit,
+  withTimeout,
+} from "./attempts.ts";
+import { type AuthorityConnector, DeliveryError } from "./authority/connector.ts";
+import { iso, type JobHandler, type JobSettling, type Outcome } from "./jobs.ts";
+import type { OutboxRepository } from "./outbox-repository.ts";
+import type { DeliveryPort } from "./port.ts";
+
+/**
+ * An invoice's delivery to the authority. The IRN is the idempotency key, so a delivery repeated
+ * after an ambiguous failure is fiscalized once; the outcome is settled on the job and reported to
+ * the invoices side (the port) in one transaction.
+ */
+export function deliveryHandler(deps: {
+  db: Db;
+  outbox: Pick<OutboxRepository, "settle">;
+  settling: Pick<JobSettling, "skip">;
+  /** The invoices side of a delivery: what to send, and what its outcome means (see port.ts). */
+  invoices: DeliveryPort;
+  authority: AuthorityConnector;
+  settings: OutboxSettings;
+}): JobHandler {
+  const { db, outbox, settling, invoices, authority, settings } = deps;
+  const exhausted = (job: OutboxJob) => outOfAttempts(job, settings);
+  const incomplete = () => cutOffReason(settings);
+  const skip = settling.skip;
+
+  async function deliver(job: OutboxJob, owner: string, timeoutMs: number): Promise<Outcome> {
+    const irn = job.irn as string;
+    const target = await invoices.target(irn);
+    const attempt = job.attempts;
+    const now = () => new Date().toISOString();
+    if ("skip" in target) return skip(job, owner, target.skip);
+    const actor = `outbox:${owner}`;
+    const started = Date.now();
+    try {
+      if (exhausted(job)) throw new OutOfAttempts(incomplete());
+      const receipt = await withTimeout(timeLimit(job, timeoutMs, settings), (signal) =>
+        authority.deliver({ irn, businessId: target.businessId, document: target.document }, signal),
+      );
+      return await writeTransaction(db, async (tx) => {
+        const settled = await outbox.settle(
+          job.id,
+          owner,
+          { state: "done", attempts: attempt, updated_at: receipt.at },
+          tx,
+        );
+        if (!settled) return "lost";
+        await invoices.delivered(
+          irn,
+          {
+            businessId: target.businessId,
+            at: receipt.at,
+            actor,
+            attempt,
+            durationMs: Date.now() - started,
+            authority: authority.name,
+            reference: receipt.reference,
+          },
+          tx,
+        );
+        return "delivered";
+      });
+    } catch (err) {
+      const error = err instanceof Error ? err.message : String(err);
+      const permanent = err instanceof DeliveryError && err.permanent;
+      const cutOff = err instanceof OutOfAttempts;
+      // The attempt that was cut off is the one recorded; the claim that found it made none.
+      const made = cutOff ? settings.maxAttempts : attempt;
+      const at = now();
+      const final = permanent || cutOff || attempt >= settings.maxAttempts;
+      const next = final ? undefined : iso(Date.now() + backoffMs(attempt, settings));
+      return writeTransaction(db, async (tx) => {
+        const settled = await outbox.settle(
+          job.id,
+          owner,
+          final
+            ? { state: "failed", attempts: made, last_error: error, updated_at: at }
+            : {
+                state: "pending",
+                attempts: made,
+                last_error: error,
+                next_attempt_at: next as string,
+                updated_at: at,
+              },
+          tx,
+        );
+        if (!settled) return "lost";
+        await invoices.attemptFailed(
+          irn,
+          {
+            businessId: target.businessId,
+            at,
+            actor,
+            attempt: made,
+            outcome: cutOff ? "incomplete" : permanent ? "rejected" : "error",
+            error,
+            ...(cutOff ? {} : { durationMs: Date.now() - started }),
+            ...(next ? { nextAttemptAt: next } : {}),
+            authority: authority.name,
+            final,
+          },
+          tx,
+        );
+        return final ? "failed" : "retry";
+      });
+    }
+  }
+
+  return deliver;
+}
