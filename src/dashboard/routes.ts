@@ -2,13 +2,13 @@ import { createHmac, timingSafeEqual } from "node:crypto";
 import cookie from "@fastify/cookie";
 import formbody from "@fastify/formbody";
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
-import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyError, FastifyRequest } from "fastify";
 import { Type } from "typebox";
 import { DomainError } from "../errors.ts";
 import { ERROR_STATUS, fromFrameworkError } from "../http/error-mapper.ts";
 import { INVOICE_STATUSES } from "../invoices/lifecycle.ts";
 import { PAYMENT_STATUSES } from "../reference/data.ts";
-import type { Html } from "./html.ts";
+import { config, DASHBOARD, Done, notice, oneOf, PAGE, send, stylesheetRoute } from "./page.ts";
 import type { DashboardService } from "./service.ts";
 import {
   businessesPage,
@@ -17,33 +17,22 @@ import {
   invoicePage,
   invoicesPage,
   loginPage,
-  NOTICES,
-  type Notice,
   newKeyPage,
   outboxPage,
   overviewPage,
-  STYLE,
 } from "./views.ts";
 
-export const DASHBOARD = "/dashboard";
 const SESSION_COOKIE = "einvoice_operator";
 const SESSION_SECONDS = 12 * 60 * 60;
 /** Sign-in attempts per minute per client address, whatever headers it sends. */
 const SIGN_IN_ATTEMPTS_PER_MIN = 10;
 
-/** Pages for people, not the API: kept out of the OpenAPI document, outside API-KEY authentication. */
-const PAGE = { hide: true } as const;
-const config = (handler: string) => ({ handler: `dashboard.${handler}`, public: true });
-
-/** One message naming the allowed values, where a union of literals would give one per value. */
-const oneOf = (values: readonly string[]) => Type.Enum([...values]);
 /** A path of this dashboard in printable ASCII: nothing that leaves the site or breaks a header. */
 const NEXT_PATTERN = "^/dashboard(?:[/?][\\x21-\\x7E]*)?$";
 const NEXT = new RegExp(NEXT_PATTERN);
 const Next = Type.String({ pattern: NEXT_PATTERN, maxLength: 2000 });
 const LoginQuery = Type.Object({ next: Type.Optional(Next) });
 const LoginBody = Type.Object({ password: Type.String({ maxLength: 200 }), next: Type.Optional(Next) });
-const Done = Type.Object({ done: Type.Optional(oneOf(Object.keys(NOTICES))) });
 const BusinessBody = Type.Object({
   name: Type.String({ maxLength: 200 }),
   tin: Type.String({ maxLength: 40 }),
@@ -63,11 +52,6 @@ const InvoiceQuery = Type.Object({
   after: Type.Optional(Type.String({ maxLength: 40 })),
   after_irn: Type.Optional(Type.String({ maxLength: 100 })),
 });
-
-const send = (reply: FastifyReply, page: Html, status = 200) =>
-  reply.code(status).type("text/html; charset=utf-8").send(page.text);
-
-const notice = (done: string | undefined) => (done ? NOTICES[done as Notice] : undefined);
 
 /**
  * The operator dashboard, behind the operator password from config. A sign-in sets a session cookie
@@ -170,9 +154,7 @@ export function dashboardRoutes(deps: {
       }
     });
 
-    app.get(`${DASHBOARD}/style.css`, { schema: PAGE, config: config("style") }, async (_request, reply) =>
-      reply.type("text/css; charset=utf-8").header("cache-control", "max-age=300").send(STYLE),
-    );
+    stylesheetRoute(app);
 
     app.get(
       `${DASHBOARD}/login`,
