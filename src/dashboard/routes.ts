@@ -1,8 +1,7 @@
-import { createHmac, timingSafeEqual } from "node:crypto";
 import cookie from "@fastify/cookie";
 import formbody from "@fastify/formbody";
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
-import type { FastifyError, FastifyRequest } from "fastify";
+import type { FastifyError } from "fastify";
 import { Type } from "typebox";
 import { DomainError } from "../errors.ts";
 import { ERROR_STATUS, fromFrameworkError } from "../http/error-mapper.ts";
@@ -10,29 +9,18 @@ import { INVOICE_STATUSES } from "../invoices/lifecycle.ts";
 import { PAYMENT_STATUSES } from "../reference/data.ts";
 import { config, DASHBOARD, Done, notice, oneOf, PAGE, send, stylesheetRoute } from "./page.ts";
 import type { DashboardService } from "./service.ts";
+import { NEXT, operatorSession, sessionCheck, signInRoutes } from "./session.ts";
 import {
   businessesPage,
   businessPage,
   errorPage,
   invoicePage,
   invoicesPage,
-  loginPage,
   newKeyPage,
   outboxPage,
   overviewPage,
 } from "./views.ts";
 
-const SESSION_COOKIE = "einvoice_operator";
-const SESSION_SECONDS = 12 * 60 * 60;
-/** Sign-in attempts per minute per client address, whatever headers it sends. */
-const SIGN_IN_ATTEMPTS_PER_MIN = 10;
-
-/** A path of this dashboard in printable ASCII: nothing that leaves the site or breaks a header. */
-const NEXT_PATTERN = "^/dashboard(?:[/?][\\x21-\\x7E]*)?$";
-const NEXT = new RegExp(NEXT_PATTERN);
-const Next = Type.String({ pattern: NEXT_PATTERN, maxLength: 2000 });
-const LoginQuery = Type.Object({ next: Type.Optional(Next) });
-const LoginBody = Type.Object({ password: Type.String({ maxLength: 200 }), next: Type.Optional(Next) });
 const BusinessBody = Type.Object({
   name: Type.String({ maxLength: 200 }),
   tin: Type.String({ maxLength: 40 }),
@@ -54,10 +42,9 @@ const InvoiceQuery = Type.Object({
 });
 
 /**
- * The operator dashboard, behind the operator password from config. A sign-in sets a session cookie
- * signed with a key derived from the pepper and the password (changing the password ends every
- * session; any process can check it). Forms are refused from other origins: the cookie is
- * SameSite=Strict and a POST whose Origin is another site is a 403.
+ * The operator dashboard, behind the operator password from config (see session.ts). Forms are
+ * refused from other origins: the cookie is SameSite=Strict and a POST whose Origin is another site
+ * is a 403.
  */
 export function dashboardRoutes(deps: {
   dashboard: DashboardService;
@@ -66,15 +53,7 @@ export function dashboardRoutes(deps: {
 }): FastifyPluginAsyncTypebox {
   const { dashboard, operatorPassword, pepper } = deps;
   return async (app) => {
-    const signedIn = (request: FastifyRequest) => {
-      // No cookies yet when a request fails before the cookie parser has run (a rate limit).
-      const raw = operatorPassword
-        ? (request.cookies as Record<string, string> | undefined)?.[SESSION_COOKIE]
-        : undefined;
-      if (!raw) return false;
-      const { valid, value } = request.unsignCookie(raw);
-      return valid && Number(value) > Date.now();
-    };
+    const signedIn = sessionCheck(operatorPassword);
 
     app.setErrorHandler((err, request, reply) => {
       const domain = err instanceof DomainError ? err : fromFrameworkError(err as FastifyError, request);
@@ -107,12 +86,8 @@ export function dashboardRoutes(deps: {
       return;
     }
 
-    const digest = (text: string) => createHmac("sha256", pepper).update(text, "utf8").digest();
-    const expected = digest(operatorPassword);
-    const passwordMatches = (given: string) => timingSafeEqual(digest(given), expected);
-    await app.register(cookie, {
-      secret: digest(`dashboard session\0${operatorPassword}`).toString("hex"),
-    });
+    const session = operatorSession({ operatorPassword, pepper });
+    await app.register(cookie, { secret: session.cookieSecret });
     // Forms post url-encoded bodies; the parser is registered for these pages only, not the API.
     await app.register(formbody);
 
@@ -156,44 +131,7 @@ export function dashboardRoutes(deps: {
 
     stylesheetRoute(app);
 
-    app.get(
-      `${DASHBOARD}/login`,
-      { schema: { ...PAGE, querystring: LoginQuery }, config: config("login") },
-      async (request, reply) => send(reply, loginPage(request.query.next ?? DASHBOARD)),
-    );
-
-    app.post(
-      `${DASHBOARD}/login`,
-      {
-        schema: { ...PAGE, body: LoginBody },
-        config: {
-          ...config("login"),
-          // Counted by address, whatever else a guesser varies, on top of the public limit.
-          addressLimit: { name: "sign-in", perMin: SIGN_IN_ATTEMPTS_PER_MIN, what: "sign-in attempts" },
-        },
-      },
-      async (request, reply) => {
-        const next = request.body.next ?? DASHBOARD;
-        if (!passwordMatches(request.body.password)) {
-          request.log.warn("dashboard sign-in refused: wrong operator password");
-          return send(reply, loginPage(next, "That is not the operator password."), 401);
-        }
-        const expires = Date.now() + SESSION_SECONDS * 1000;
-        reply.setCookie(SESSION_COOKIE, String(expires), {
-          signed: true,
-          httpOnly: true,
-          sameSite: "strict",
-          secure: request.protocol === "https",
-          path: DASHBOARD,
-          maxAge: SESSION_SECONDS,
-        });
-        return reply.redirect(next, 303);
-      },
-    );
-
-    app.post(`${DASHBOARD}/logout`, { schema: PAGE, config: config("logout") }, async (_request, reply) =>
-      reply.clearCookie(SESSION_COOKIE, { path: DASHBOARD }).redirect(`${DASHBOARD}/login`, 303),
-    );
+    signInRoutes(app, session);
 
     app.get(DASHBOARD, { schema: PAGE, config: config("overview") }, async (_request, reply) =>
       send(reply, overviewPage(await dashboard.overview())),
