@@ -1,19 +1,26 @@
 import cookie from "@fastify/cookie";
 import formbody from "@fastify/formbody";
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
-import type { FastifyError } from "fastify";
 import { Type } from "typebox";
 import { DomainError } from "../errors.ts";
 import { ERROR_STATUS, fromFrameworkError } from "../http/error-mapper.ts";
 import { INVOICE_STATUSES } from "../invoices/lifecycle.ts";
 import { PAYMENT_STATUSES } from "../reference/data.ts";
+import {
+  cleanFields,
+  dashboardOff,
+  htmlErrorHandler,
+  refuseForeignForms,
+  requireSignIn,
+  securityHeaders,
+  unknownPages,
+} from "./guards.ts";
 import { config, DASHBOARD, Done, notice, oneOf, PAGE, send, stylesheetRoute } from "./page.ts";
 import type { DashboardService } from "./service.ts";
-import { NEXT, operatorSession, sessionCheck, signInRoutes } from "./session.ts";
+import { operatorSession, sessionCheck, signInRoutes } from "./session.ts";
 import {
   businessesPage,
   businessPage,
-  errorPage,
   invoicePage,
   invoicesPage,
   newKeyPage,
@@ -55,34 +62,11 @@ export function dashboardRoutes(deps: {
   return async (app) => {
     const signedIn = sessionCheck(operatorPassword);
 
-    app.setErrorHandler((err, request, reply) => {
-      const domain = err instanceof DomainError ? err : fromFrameworkError(err as FastifyError, request);
-      if (domain.code === "internal") request.log.error({ err }, "unhandled error");
-      if (domain.retryAfter !== undefined) void reply.header("retry-after", String(domain.retryAfter));
-      const status = ERROR_STATUS[domain.code];
-      return send(reply, errorPage(domain, status, signedIn(request), request.id), status);
-    });
-    app.addHook("onSend", async (_request, reply, payload) => {
-      reply.header(
-        "content-security-policy",
-        "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-      );
-      reply.header("x-content-type-options", "nosniff");
-      reply.header("referrer-policy", "same-origin");
-      if (!reply.hasHeader("cache-control")) reply.header("cache-control", "no-store");
-      return payload;
-    });
+    app.setErrorHandler(htmlErrorHandler({ statusOf: ERROR_STATUS, fromFrameworkError, signedIn }));
+    app.addHook("onSend", securityHeaders);
 
     if (!operatorPassword) {
-      const off = async () => {
-        throw new DomainError("page_not_found", {
-          message: "The operator dashboard is off",
-          details:
-            "set EINVOICE_OPERATOR_PASSWORD (at least 16 characters) to turn the operator dashboard on",
-        });
-      };
-      app.get(DASHBOARD, { schema: PAGE, config: config("off") }, off);
-      app.get(`${DASHBOARD}/*`, { schema: PAGE, config: config("off") }, off);
+      dashboardOff(app);
       return;
     }
 
@@ -91,43 +75,9 @@ export function dashboardRoutes(deps: {
     // Forms post url-encoded bodies; the parser is registered for these pages only, not the API.
     await app.register(formbody);
 
-    app.addHook("onRequest", async (request, reply) => {
-      if (request.method === "POST") {
-        const origin = request.headers.origin;
-        // request.host is the Host header, or X-Forwarded-Host from a proxy named in EINVOICE_TRUST_PROXY.
-        if (origin !== undefined && originHost(origin) !== request.host) {
-          throw new DomainError("form_refused", {
-            message: "Form refused",
-            details: `a form posted from ${origin} cannot act on this dashboard`,
-          });
-        }
-      }
-      const route = request.routeOptions.url;
-      if (route === `${DASHBOARD}/login` || route === `${DASHBOARD}/style.css` || signedIn(request)) return;
-      if (request.method === "GET") {
-        const next = request.url.length <= 2000 && NEXT.test(request.url) ? request.url : DASHBOARD;
-        return reply.redirect(`${DASHBOARD}/login?${new URLSearchParams({ next })}`, 303);
-      }
-      throw new DomainError("signed_out", {
-        message: "Signed out",
-        details: "sign in to the dashboard again: the session has ended",
-      });
-    });
-
-    app.addHook("preValidation", async (request) => {
-      // A form's empty field arrives as "": the same as not filtering by it.
-      const query = request.query as Record<string, unknown>;
-      for (const [name, value] of Object.entries(query)) if (value === "") delete query[name];
-      // As for the API's bodies: no text column can hold a NUL, and no field has a use for one.
-      const fields = Object.entries((request.body ?? {}) as Record<string, unknown>);
-      const nul = fields.find(([, value]) => typeof value === "string" && value.includes("\0"));
-      if (nul) {
-        throw new DomainError("invalid_request", {
-          message: "Invalid request",
-          details: `the field ${nul[0]} contains a NUL character, which no field accepts`,
-        });
-      }
-    });
+    app.addHook("onRequest", refuseForeignForms);
+    app.addHook("onRequest", requireSignIn(signedIn));
+    app.addHook("preValidation", cleanFields);
 
     stylesheetRoute(app);
 
@@ -239,19 +189,6 @@ export function dashboardRoutes(deps: {
       async (request, reply) => send(reply, outboxPage(await dashboard.outbox(), notice(request.query.done))),
     );
 
-    app.get(`${DASHBOARD}/*`, { schema: PAGE, config: config("unknown") }, async (request) => {
-      throw new DomainError("page_not_found", {
-        message: "No such page",
-        details: `the dashboard has no page at ${request.url.split("?")[0]}`,
-      });
-    });
+    unknownPages(app);
   };
-}
-
-function originHost(origin: string): string | undefined {
-  try {
-    return new URL(origin).host;
-  } catch {
-    return undefined;
-  }
 }
