@@ -1,10 +1,7 @@
 import cookie from "@fastify/cookie";
 import formbody from "@fastify/formbody";
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
-import { Type } from "typebox";
 import { ERROR_STATUS, fromFrameworkError } from "../http/error-mapper.ts";
-import { INVOICE_STATUSES } from "../invoices/lifecycle.ts";
-import { PAYMENT_STATUSES } from "../reference/data.ts";
 import { businessPages } from "./business-pages.ts";
 import {
   cleanFields,
@@ -15,24 +12,10 @@ import {
   securityHeaders,
   unknownPages,
 } from "./guards.ts";
-import { config, DASHBOARD, Done, notice, oneOf, PAGE, send, stylesheetRoute } from "./page.ts";
+import { invoicePages } from "./invoice-pages.ts";
+import { stylesheetRoute } from "./page.ts";
 import type { DashboardService } from "./service.ts";
 import { operatorSession, sessionCheck, signInRoutes } from "./session.ts";
-import { invoicePage, invoicesPage, outboxPage } from "./views.ts";
-
-const IrnParams = Type.Object({ irn: Type.String({ minLength: 1, maxLength: 100 }) });
-const RequeueBody = Type.Object({ back: Type.Optional(oneOf(["invoice", "outbox"])) });
-const InvoiceQuery = Type.Object({
-  irn: Type.Optional(Type.String({ maxLength: 100 })),
-  tin: Type.Optional(Type.String({ format: "tin", maxLength: 40 })),
-  business_id: Type.Optional(Type.String({ format: "uuid" })),
-  status: Type.Optional(oneOf(INVOICE_STATUSES)),
-  payment_status: Type.Optional(oneOf(PAYMENT_STATUSES)),
-  from: Type.Optional(Type.String({ format: "date" })),
-  to: Type.Optional(Type.String({ format: "date" })),
-  after: Type.Optional(Type.String({ maxLength: 40 })),
-  after_irn: Type.Optional(Type.String({ maxLength: 100 })),
-});
 
 /**
  * The operator dashboard, behind the operator password from config (see session.ts). Forms are
@@ -70,56 +53,7 @@ export function dashboardRoutes(deps: {
     signInRoutes(app, session);
 
     businessPages(app, { dashboard });
-
-    app.get(
-      `${DASHBOARD}/invoices`,
-      { schema: { ...PAGE, querystring: InvoiceQuery }, config: config("invoices") },
-      async (request, reply) => {
-        const q = request.query;
-        const query = {
-          irn: q.irn?.trim() || undefined,
-          tin: q.tin,
-          business_id: q.business_id?.toLowerCase(),
-          status: q.status,
-          payment_status: q.payment_status,
-          from: q.from,
-          to: q.to,
-        };
-        const after = q.after && q.after_irn ? { signed_at: q.after, irn: q.after_irn } : undefined;
-        const [found, businesses] = await Promise.all([
-          dashboard.invoices(query, after),
-          dashboard.businesses(),
-        ]);
-        return send(reply, invoicesPage(query, found, businesses));
-      },
-    );
-
-    app.get(
-      `${DASHBOARD}/invoices/:irn`,
-      { schema: { ...PAGE, params: IrnParams, querystring: Done }, config: config("invoice") },
-      async (request, reply) =>
-        send(reply, invoicePage(await dashboard.invoice(request.params.irn), notice(request.query.done))),
-    );
-
-    app.post(
-      `${DASHBOARD}/invoices/:irn/requeue`,
-      { schema: { ...PAGE, params: IrnParams, body: RequeueBody }, config: config("requeue") },
-      async (request, reply) => {
-        const { irn } = request.params;
-        const { already } = await dashboard.requeue(irn);
-        const back =
-          request.body.back === "outbox"
-            ? `${DASHBOARD}/outbox`
-            : `${DASHBOARD}/invoices/${encodeURIComponent(irn)}`;
-        return reply.redirect(`${back}?done=${already ? "already_queued" : "requeued"}`, 303);
-      },
-    );
-
-    app.get(
-      `${DASHBOARD}/outbox`,
-      { schema: { ...PAGE, querystring: Done }, config: config("outbox") },
-      async (request, reply) => send(reply, outboxPage(await dashboard.outbox(), notice(request.query.done))),
-    );
+    invoicePages(app, { dashboard });
 
     unknownPages(app);
   };
