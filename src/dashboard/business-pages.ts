@@ -11,7 +11,6 @@ const BusinessBody = Type.Object({
 const BusinessParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
 const KeyParams = Type.Object({ apiKey: Type.String({ minLength: 1, maxLength: 200 }) });
 
-/** The overview, the businesses and their credentials. */
 export function businessPages(
   app: DashboardApp,
   deps: {

@@ -10,7 +10,7 @@ type SignedIn = (request: FastifyRequest) => boolean;
  * The HTTP statuses and the reading of Fastify's own errors are http/'s, and only a routes.ts may
  * import http/: the dashboard's routes.ts hands them in.
  */
-export type ErrorMapping = {
+type ErrorMapping = {
   statusOf: Readonly<Record<DomainCode, number>>;
   fromFrameworkError: (err: FastifyError, request: FastifyRequest) => DomainError;
 };
