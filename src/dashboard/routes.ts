@@ -1,79 +1,26 @@
-import { createHmac, timingSafeEqual } from "node:crypto";
 import cookie from "@fastify/cookie";
 import formbody from "@fastify/formbody";
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
-import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
-import { Type } from "typebox";
-import { DomainError } from "../errors.ts";
 import { ERROR_STATUS, fromFrameworkError } from "../http/error-mapper.ts";
-import { INVOICE_STATUSES } from "../invoices/lifecycle.ts";
-import { PAYMENT_STATUSES } from "../reference/data.ts";
-import type { Html } from "./html.ts";
-import type { DashboardService } from "./service.ts";
+import { businessPages } from "./business-pages.ts";
 import {
-  businessesPage,
-  businessPage,
-  errorPage,
-  invoicePage,
-  invoicesPage,
-  loginPage,
-  NOTICES,
-  type Notice,
-  newKeyPage,
-  outboxPage,
-  overviewPage,
-  STYLE,
-} from "./views.ts";
-
-export const DASHBOARD = "/dashboard";
-const SESSION_COOKIE = "einvoice_operator";
-const SESSION_SECONDS = 12 * 60 * 60;
-/** Sign-in attempts per minute per client address, whatever headers it sends. */
-const SIGN_IN_ATTEMPTS_PER_MIN = 10;
-
-/** Pages for people, not the API: kept out of the OpenAPI document, outside API-KEY authentication. */
-const PAGE = { hide: true } as const;
-const config = (handler: string) => ({ handler: `dashboard.${handler}`, public: true });
-
-/** One message naming the allowed values, where a union of literals would give one per value. */
-const oneOf = (values: readonly string[]) => Type.Enum([...values]);
-/** A path of this dashboard in printable ASCII: nothing that leaves the site or breaks a header. */
-const NEXT_PATTERN = "^/dashboard(?:[/?][\\x21-\\x7E]*)?$";
-const NEXT = new RegExp(NEXT_PATTERN);
-const Next = Type.String({ pattern: NEXT_PATTERN, maxLength: 2000 });
-const LoginQuery = Type.Object({ next: Type.Optional(Next) });
-const LoginBody = Type.Object({ password: Type.String({ maxLength: 200 }), next: Type.Optional(Next) });
-const Done = Type.Object({ done: Type.Optional(oneOf(Object.keys(NOTICES))) });
-const BusinessBody = Type.Object({
-  name: Type.String({ maxLength: 200 }),
-  tin: Type.String({ maxLength: 40 }),
-});
-const BusinessParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
-const KeyParams = Type.Object({ apiKey: Type.String({ minLength: 1, maxLength: 200 }) });
-const IrnParams = Type.Object({ irn: Type.String({ minLength: 1, maxLength: 100 }) });
-const RequeueBody = Type.Object({ back: Type.Optional(oneOf(["invoice", "outbox"])) });
-const InvoiceQuery = Type.Object({
-  irn: Type.Optional(Type.String({ maxLength: 100 })),
-  tin: Type.Optional(Type.String({ format: "tin", maxLength: 40 })),
-  business_id: Type.Optional(Type.String({ format: "uuid" })),
-  status: Type.Optional(oneOf(INVOICE_STATUSES)),
-  payment_status: Type.Optional(oneOf(PAYMENT_STATUSES)),
-  from: Type.Optional(Type.String({ format: "date" })),
-  to: Type.Optional(Type.String({ format: "date" })),
-  after: Type.Optional(Type.String({ maxLength: 40 })),
-  after_irn: Type.Optional(Type.String({ maxLength: 100 })),
-});
-
-const send = (reply: FastifyReply, page: Html, status = 200) =>
-  reply.code(status).type("text/html; charset=utf-8").send(page.text);
-
-const notice = (done: string | undefined) => (done ? NOTICES[done as Notice] : undefined);
+  cleanFields,
+  dashboardOff,
+  htmlErrorHandler,
+  refuseForeignForms,
+  requireSignIn,
+  securityHeaders,
+  unknownPages,
+} from "./guards.ts";
+import { invoicePages } from "./invoice-pages.ts";
+import { stylesheetRoute } from "./page.ts";
+import type { DashboardService } from "./service.ts";
+import { operatorSession, sessionCheck, signInRoutes } from "./session.ts";
 
 /**
- * The operator dashboard, behind the operator password from config. A sign-in sets a session cookie
- * signed with a key derived from the pepper and the password (changing the password ends every
- * session; any process can check it). Forms are refused from other origins: the cookie is
- * SameSite=Strict and a POST whose Origin is another site is a 403.
+ * The operator dashboard, behind the operator password from config (see session.ts). Forms are
+ * refused from other origins: the cookie is SameSite=Strict and a POST whose Origin is another site
+ * is a 403.
  */
 export function dashboardRoutes(deps: {
   dashboard: DashboardService;
@@ -82,256 +29,32 @@ export function dashboardRoutes(deps: {
 }): FastifyPluginAsyncTypebox {
   const { dashboard, operatorPassword, pepper } = deps;
   return async (app) => {
-    const signedIn = (request: FastifyRequest) => {
-      // No cookies yet when a request fails before the cookie parser has run (a rate limit).
-      const raw = operatorPassword
-        ? (request.cookies as Record<string, string> | undefined)?.[SESSION_COOKIE]
-        : undefined;
-      if (!raw) return false;
-      const { valid, value } = request.unsignCookie(raw);
-      return valid && Number(value) > Date.now();
-    };
+    const signedIn = sessionCheck(operatorPassword);
 
-    app.setErrorHandler((err, request, reply) => {
-      const domain = err instanceof DomainError ? err : fromFrameworkError(err as FastifyError, request);
-      if (domain.code === "internal") request.log.error({ err }, "unhandled error");
-      if (domain.retryAfter !== undefined) void reply.header("retry-after", String(domain.retryAfter));
-      const status = ERROR_STATUS[domain.code];
-      return send(reply, errorPage(domain, status, signedIn(request), request.id), status);
-    });
-    app.addHook("onSend", async (_request, reply, payload) => {
-      reply.header(
-        "content-security-policy",
-        "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-      );
-      reply.header("x-content-type-options", "nosniff");
-      reply.header("referrer-policy", "same-origin");
-      if (!reply.hasHeader("cache-control")) reply.header("cache-control", "no-store");
-      return payload;
-    });
+    app.setErrorHandler(htmlErrorHandler({ statusOf: ERROR_STATUS, fromFrameworkError, signedIn }));
+    app.addHook("onSend", securityHeaders);
 
     if (!operatorPassword) {
-      const off = async () => {
-        throw new DomainError("page_not_found", {
-          message: "The operator dashboard is off",
-          details:
-            "set EINVOICE_OPERATOR_PASSWORD (at least 16 characters) to turn the operator dashboard on",
-        });
-      };
-      app.get(DASHBOARD, { schema: PAGE, config: config("off") }, off);
-      app.get(`${DASHBOARD}/*`, { schema: PAGE, config: config("off") }, off);
+      dashboardOff(app);
       return;
     }
 
-    const digest = (text: string) => createHmac("sha256", pepper).update(text, "utf8").digest();
-    const expected = digest(operatorPassword);
-    const passwordMatches = (given: string) => timingSafeEqual(digest(given), expected);
-    await app.register(cookie, {
-      secret: digest(`dashboard session\0${operatorPassword}`).toString("hex"),
-    });
+    const session = operatorSession({ operatorPassword, pepper });
+    await app.register(cookie, { secret: session.cookieSecret });
     // Forms post url-encoded bodies; the parser is registered for these pages only, not the API.
     await app.register(formbody);
 
-    app.addHook("onRequest", async (request, reply) => {
-      if (request.method === "POST") {
-        const origin = request.headers.origin;
-        // request.host is the Host header, or X-Forwarded-Host from a proxy named in EINVOICE_TRUST_PROXY.
-        if (origin !== undefined && originHost(origin) !== request.host) {
-          throw new DomainError("form_refused", {
-            message: "Form refused",
-            details: `a form posted from ${origin} cannot act on this dashboard`,
-          });
-        }
-      }
-      const route = request.routeOptions.url;
-      if (route === `${DASHBOARD}/login` || route === `${DASHBOARD}/style.css` || signedIn(request)) return;
-      if (request.method === "GET") {
-        const next = request.url.length <= 2000 && NEXT.test(request.url) ? request.url : DASHBOARD;
-        return reply.redirect(`${DASHBOARD}/login?${new URLSearchParams({ next })}`, 303);
-      }
-      throw new DomainError("signed_out", {
-        message: "Signed out",
-        details: "sign in to the dashboard again: the session has ended",
-      });
-    });
+    app.addHook("onRequest", refuseForeignForms);
+    app.addHook("onRequest", requireSignIn(signedIn));
+    app.addHook("preValidation", cleanFields);
 
-    app.addHook("preValidation", async (request) => {
-      // A form's empty field arrives as "": the same as not filtering by it.
-      const query = request.query as Record<string, unknown>;
-      for (const [name, value] of Object.entries(query)) if (value === "") delete query[name];
-      // As for the API's bodies: no text column can hold a NUL, and no field has a use for one.
-      const fields = Object.entries((request.body ?? {}) as Record<string, unknown>);
-      const nul = fields.find(([, value]) => typeof value === "string" && value.includes("\0"));
-      if (nul) {
-        throw new DomainError("invalid_request", {
-          message: "Invalid request",
-          details: `the field ${nul[0]} contains a NUL character, which no field accepts`,
-        });
-      }
-    });
+    stylesheetRoute(app);
 
-    app.get(`${DASHBOARD}/style.css`, { schema: PAGE, config: config("style") }, async (_request, reply) =>
-      reply.type("text/css; charset=utf-8").header("cache-control", "max-age=300").send(STYLE),
-    );
+    signInRoutes(app, session);
 
-    app.get(
-      `${DASHBOARD}/login`,
-      { schema: { ...PAGE, querystring: LoginQuery }, config: config("login") },
-      async (request, reply) => send(reply, loginPage(request.query.next ?? DASHBOARD)),
-    );
+    businessPages(app, { dashboard });
+    invoicePages(app, { dashboard });
 
-    app.post(
-      `${DASHBOARD}/login`,
-      {
-        schema: { ...PAGE, body: LoginBody },
-        config: {
-          ...config("login"),
-          // Counted by address, whatever else a guesser varies, on top of the public limit.
-          addressLimit: { name: "sign-in", perMin: SIGN_IN_ATTEMPTS_PER_MIN, what: "sign-in attempts" },
-        },
-      },
-      async (request, reply) => {
-        const next = request.body.next ?? DASHBOARD;
-        if (!passwordMatches(request.body.password)) {
-          request.log.warn("dashboard sign-in refused: wrong operator password");
-          return send(reply, loginPage(next, "That is not the operator password."), 401);
-        }
-        const expires = Date.now() + SESSION_SECONDS * 1000;
-        reply.setCookie(SESSION_COOKIE, String(expires), {
-          signed: true,
-          httpOnly: true,
-          sameSite: "strict",
-          secure: request.protocol === "https",
-          path: DASHBOARD,
-          maxAge: SESSION_SECONDS,
-        });
-        return reply.redirect(next, 303);
-      },
-    );
-
-    app.post(`${DASHBOARD}/logout`, { schema: PAGE, config: config("logout") }, async (_request, reply) =>
-      reply.clearCookie(SESSION_COOKIE, { path: DASHBOARD }).redirect(`${DASHBOARD}/login`, 303),
-    );
-
-    app.get(DASHBOARD, { schema: PAGE, config: config("overview") }, async (_request, reply) =>
-      send(reply, overviewPage(await dashboard.overview())),
-    );
-
-    app.get(`${DASHBOARD}/businesses`, { schema: PAGE, config: config("businesses") }, async (_r, reply) =>
-      send(reply, businessesPage(await dashboard.businesses())),
-    );
-
-    app.post(
-      `${DASHBOARD}/businesses`,
-      { schema: { ...PAGE, body: BusinessBody }, config: config("business_add") },
-      async (request, reply) => {
-        try {
-          const added = await dashboard.addBusiness(request.body);
-          return reply.redirect(
-            `${DASHBOARD}/businesses/${encodeURIComponent(added.business_id)}?done=business_added`,
-            303,
-          );
-        } catch (err) {
-          if (!(err instanceof DomainError && err.code === "invalid_request")) throw err;
-          // The form again, as typed, with what is wrong with it.
-          const form = { ...request.body, error: err.details };
-          return send(reply, businessesPage(await dashboard.businesses(), form), 400);
-        }
-      },
-    );
-
-    app.get(
-      `${DASHBOARD}/businesses/:id`,
-      { schema: { ...PAGE, params: BusinessParams, querystring: Done }, config: config("business") },
-      async (request, reply) =>
-        send(reply, businessPage(await dashboard.business(request.params.id), notice(request.query.done))),
-    );
-
-    app.post(
-      `${DASHBOARD}/businesses/:id/keys`,
-      { schema: { ...PAGE, params: BusinessParams }, config: config("key_create") },
-      async (request, reply) => {
-        const { business } = await dashboard.business(request.params.id);
-        const key = await dashboard.createKey(business.id);
-        return send(reply, newKeyPage(business, key));
-      },
-    );
-
-    app.post(
-      `${DASHBOARD}/keys/:apiKey/revoke`,
-      { schema: { ...PAGE, params: KeyParams }, config: config("key_revoke") },
-      async (request, reply) => {
-        const revoked = await dashboard.revokeKey(request.params.apiKey);
-        return reply.redirect(
-          `${DASHBOARD}/businesses/${encodeURIComponent(revoked.business_id)}?done=key_revoked`,
-          303,
-        );
-      },
-    );
-
-    app.get(
-      `${DASHBOARD}/invoices`,
-      { schema: { ...PAGE, querystring: InvoiceQuery }, config: config("invoices") },
-      async (request, reply) => {
-        const q = request.query;
-        const query = {
-          irn: q.irn?.trim() || undefined,
-          tin: q.tin,
-          business_id: q.business_id?.toLowerCase(),
-          status: q.status,
-          payment_status: q.payment_status,
-          from: q.from,
-          to: q.to,
-        };
-        const after = q.after && q.after_irn ? { signed_at: q.after, irn: q.after_irn } : undefined;
-        const [found, businesses] = await Promise.all([
-          dashboard.invoices(query, after),
-          dashboard.businesses(),
-        ]);
-        return send(reply, invoicesPage(query, found, businesses));
-      },
-    );
-
-    app.get(
-      `${DASHBOARD}/invoices/:irn`,
-      { schema: { ...PAGE, params: IrnParams, querystring: Done }, config: config("invoice") },
-      async (request, reply) =>
-        send(reply, invoicePage(await dashboard.invoice(request.params.irn), notice(request.query.done))),
-    );
-
-    app.post(
-      `${DASHBOARD}/invoices/:irn/requeue`,
-      { schema: { ...PAGE, params: IrnParams, body: RequeueBody }, config: config("requeue") },
-      async (request, reply) => {
-        const { irn } = request.params;
-        const { already } = await dashboard.requeue(irn);
-        const back =
-          request.body.back === "outbox"
-            ? `${DASHBOARD}/outbox`
-            : `${DASHBOARD}/invoices/${encodeURIComponent(irn)}`;
-        return reply.redirect(`${back}?done=${already ? "already_queued" : "requeued"}`, 303);
-      },
-    );
-
-    app.get(
-      `${DASHBOARD}/outbox`,
-      { schema: { ...PAGE, querystring: Done }, config: config("outbox") },
-      async (request, reply) => send(reply, outboxPage(await dashboard.outbox(), notice(request.query.done))),
-    );
-
-    app.get(`${DASHBOARD}/*`, { schema: PAGE, config: config("unknown") }, async (request) => {
-      throw new DomainError("page_not_found", {
-        message: "No such page",
-        details: `the dashboard has no page at ${request.url.split("?")[0]}`,
-      });
-    });
+    unknownPages(app);
   };
-}
-
-function originHost(origin: string): string | undefined {
-  try {
-    return new URL(origin).host;
-  } catch {
-    return undefined;
-  }
 }

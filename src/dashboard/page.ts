@@ -1,0 +1,29 @@
+import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import type { FastifyReply } from "fastify";
+import { Type } from "typebox";
+import type { Html } from "./html.ts";
+import { NOTICES, type Notice, STYLE } from "./views.ts";
+
+export const DASHBOARD = "/dashboard";
+
+/** The dashboard plugin's instance: its routes get their request types from their TypeBox schemas. */
+export type DashboardApp = Parameters<FastifyPluginAsyncTypebox>[0];
+
+/** Pages for people, not the API: kept out of the OpenAPI document, outside API-KEY authentication. */
+export const PAGE = { hide: true } as const;
+export const config = (handler: string) => ({ handler: `dashboard.${handler}`, public: true });
+
+/** One message naming the allowed values, where a union of literals would give one per value. */
+export const oneOf = (values: readonly string[]) => Type.Enum([...values]);
+export const Done = Type.Object({ done: Type.Optional(oneOf(Object.keys(NOTICES))) });
+
+export const send = (reply: FastifyReply, page: Html, status = 200) =>
+  reply.code(status).type("text/html; charset=utf-8").send(page.text);
+
+export const notice = (done: string | undefined) => (done ? NOTICES[done as Notice] : undefined);
+
+export function stylesheetRoute(app: DashboardApp): void {
+  app.get(`${DASHBOARD}/style.css`, { schema: PAGE, config: config("style") }, async (_request, reply) =>
+    reply.type("text/css; charset=utf-8").header("cache-control", "max-age=300").send(STYLE),
+  );
+}
