@@ -14,7 +14,7 @@ export const PAGE = { hide: true } as const;
 export const config = (handler: string) => ({ handler: `dashboard.${handler}`, public: true });
 
 /** One message naming the allowed values, where a union of literals would give one per value. */
-export const oneOf = (values: readonly string[]) => Type.Enum([...values]);
+export const oneOf = <const T extends string>(values: readonly T[]) => Type.Enum([...values]);
 export const Done = Type.Object({ done: Type.Optional(oneOf(Object.keys(NOTICES))) });
 
 export const send = (reply: FastifyReply, page: Html, status = 200) =>

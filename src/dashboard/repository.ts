@@ -1,5 +1,6 @@
 import { sql } from "kysely";
 import { type Db, type Executor, engineOf } from "../db/database.ts";
+import type { InvoiceTable } from "../db/schema.ts";
 
 /** What the operator can narrow the invoice list by; every field optional. */
 export type InvoiceFilter = {
@@ -8,8 +9,8 @@ export type InvoiceFilter = {
   /** The supplier's or the customer's TIN. */
   tin?: string | undefined;
   business_id?: string | undefined;
-  status?: string | undefined;
-  payment_status?: string | undefined;
+  status?: InvoiceTable["status"] | undefined;
+  payment_status?: InvoiceTable["payment_status"] | undefined;
   /** Issue dates, inclusive, YYYY-MM-DD. */
   from?: string | undefined;
   to?: string | undefined;

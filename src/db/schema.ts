@@ -22,11 +22,18 @@ export interface ApiKeyTable {
   revoked_at: string | null;
 }
 
+/**
+ * The values the service stores in invoices.status and invoices.payment_status. Their meaning and
+ * moves belong to invoices/lifecycle.ts, which fails to compile unless its lists are these.
+ */
+export type StoredInvoiceStatus = "SIGNED" | "TRANSMITTING" | "TRANSMITTED" | "TRANSMISSION_FAILED";
+export type StoredPaymentStatus = "PENDING" | "PARTIAL" | "PAID" | "REJECTED";
+
 export interface InvoiceTable {
   irn: string;
   business_id: string;
-  status: string;
-  payment_status: string;
+  status: StoredInvoiceStatus;
+  payment_status: StoredPaymentStatus;
   payment_reference: string | null;
   invoice_type_code: string;
   issue_date: string;

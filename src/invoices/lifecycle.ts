@@ -1,7 +1,7 @@
 import type { Sealer } from "../crypto/sealer.ts";
 import type { Executor } from "../db/database.ts";
-import type { InvoiceTable } from "../db/schema.ts";
-import type { PaymentStatus } from "../reference/data.ts";
+import type { InvoiceTable, StoredInvoiceStatus, StoredPaymentStatus } from "../db/schema.ts";
+import { PAYMENT_STATUSES, type PaymentStatus } from "../reference/data.ts";
 import type { DeliveryPort } from "../transmission/port.ts";
 import type { WebhookNotifier } from "../webhooks/notifier.ts";
 import { amountsOf, type Balance, type PaymentDecision } from "./payments.ts";
@@ -24,6 +24,31 @@ import { openDocument } from "./stored-document.ts";
 export const INVOICE_STATUSES = ["SIGNED", "TRANSMITTING", "TRANSMITTED", "TRANSMISSION_FAILED"] as const;
 export type InvoiceStatus = (typeof INVOICE_STATUSES)[number];
 export type { PaymentStatus };
+
+// The rows' column types (db/schema.ts) and these lists must name the same values: each line fails
+// to compile when one side gains or loses a status.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const statusesMatch: Same<InvoiceStatus, StoredInvoiceStatus> = true;
+const paymentStatusesMatch: Same<PaymentStatus, StoredPaymentStatus> = true;
+void statusesMatch;
+void paymentStatusesMatch;
+
+const isPaymentStatus = (value: string): value is PaymentStatus =>
+  (PAYMENT_STATUSES as readonly string[]).includes(value);
+
+/**
+ * The state an invoice is signed into: queued at once when it is signed with its transmission, and
+ * the payment status its document declares (validation allowed only the code list's values).
+ */
+export function initialState(
+  transmitting: boolean,
+  declared: string | undefined,
+): Pick<InvoiceTable, "status" | "payment_status"> {
+  if (declared !== undefined && !isPaymentStatus(declared)) {
+    throw new Error(`payment_status '${declared}' passed validation but is not a payment status`);
+  }
+  return { status: transmitting ? "TRANSMITTING" : "SIGNED", payment_status: declared ?? "PENDING" };
+}
 
 /** The state each history entry leaves an invoice in (entries not named here leave it as it was). */
 export const STATE_AFTER: Readonly<Record<string, InvoiceStatus>> = {

@@ -3,8 +3,6 @@ import type { Sealer } from "../crypto/sealer.ts";
 import type { Signature } from "../crypto/signer.ts";
 import type { InvoiceTable } from "../db/schema.ts";
 import { DomainError } from "../errors.ts";
-import type { PaymentStatus } from "../reference/data.ts";
-import type { InvoiceStatus } from "./lifecycle.ts";
 import { amountsOf } from "./payments.ts";
 import type { InvoiceRepository, InvoiceState } from "./repository.ts";
 import { openDocument } from "./stored-document.ts";
@@ -38,8 +36,8 @@ function stateOf(row: InvoiceState) {
   return {
     irn: row.irn,
     business_id: row.business_id,
-    status: row.status as InvoiceStatus,
-    payment_status: row.payment_status as PaymentStatus,
+    status: row.status,
+    payment_status: row.payment_status,
     payment_reference: row.payment_reference,
     ...amountsOf(row),
     signed_at: row.signed_at,
@@ -93,8 +91,8 @@ export function invoiceQueries(deps: {
       const row = await load(principal, irn);
       return {
         ...readDocument(row),
-        status: row.status as InvoiceStatus,
-        payment_status: row.payment_status as PaymentStatus,
+        status: row.status,
+        payment_status: row.payment_status,
       };
     },
 

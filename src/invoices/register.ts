@@ -15,7 +15,7 @@ import { pacer } from "../turns.ts";
 import type { Notice, WebhookNotifier } from "../webhooks/notifier.ts";
 import { BATCH_FINDINGS_PER_DOCUMENT, BATCH_MAX_LINES } from "./batch-limits.ts";
 import { irnExists, sameDocument } from "./duplicates.ts";
-import { eventData } from "./lifecycle.ts";
+import { eventData, initialState } from "./lifecycle.ts";
 import { openingBalance } from "./payments.ts";
 import type { Preparer } from "./preparation-pool.ts";
 import { type InvoiceEvent, type InvoiceRepository, isUniqueViolation } from "./repository.ts";
@@ -137,8 +137,7 @@ export function invoiceRegistration(deps: {
       row: {
         irn: document.irn,
         business_id: business.id,
-        status: transmitting ? "TRANSMITTING" : "SIGNED",
-        payment_status: document.payment_status ?? "PENDING",
+        ...initialState(transmitting, document.payment_status),
         payment_reference: null,
         invoice_type_code: document.invoice_type_code,
         issue_date: document.issue_date,

@@ -137,7 +137,7 @@ export function invoiceRepository(db: Db) {
      */
     async changeStatusIf(
       irn: string,
-      from: readonly string[],
+      from: readonly InvoiceTable["status"][],
       change: Pick<InvoiceTable, "status" | "updated_at">,
       tx: Executor = db,
     ): Promise<boolean> {

@@ -137,6 +137,239 @@ function replayable(answers: Record<number, TSchema>): Record<number, TSchema> {
   );
 }
 
+type App = Parameters<FastifyPluginAsyncTypebox>[0];
+
+/** validate, sign and sign-transmit: what registers an invoice. */
+function registrationRoutes(
+  app: App,
+  invoices: InvoiceRegistration,
+  keyed: ReturnType<typeof idempotent>,
+): void {
+  app.post(
+    `${PREFIX}/validate`,
+    {
+      schema: {
+        summary: "Validate an invoice (every problem in one answer)",
+        tags: ["invoices"],
+        body: DocumentWithExamples,
+        response: responses(Action(Empty, "Invoice validated sucessfully"), "the invoice is valid"),
+      },
+      ...checkedByService,
+      config: invoiceFailure("invoice.validate"),
+    },
+    async (request) => {
+      const { warnings, warningsBeyond } = await invoices.validate(request.principal, request.body);
+      return withWarnings(action("Invoice validated sucessfully", []), warnings, warningsBeyond);
+    },
+  );
+
+  app.post(
+    `${PREFIX}/sign`,
+    {
+      schema: {
+        summary: "Sign an invoice: registers it under its IRN",
+        tags: ["invoices"],
+        headers: IdempotencyHeaders,
+        body: DocumentWithExamples,
+        response: replayable(
+          responses(
+            Action(Empty, "Invoice signed successfully"),
+            "signed and stored; a 400 `IRN already exists.` when the IRN is registered",
+          ),
+        ),
+      },
+      ...checkedByService,
+      ...keyed,
+      config: invoiceFailure("invoice.sign"),
+    },
+    async (request) => {
+      const { warnings, warningsBeyond } = await invoices.sign(request.principal, request.body);
+      return withWarnings(action("Invoice signed successfully", []), warnings, warningsBeyond);
+    },
+  );
+
+  app.post(
+    `${PREFIX}/sign-transmit`,
+    {
+      schema: {
+        summary: "Sign an invoice and transmit it to the tax authority",
+        tags: ["invoices"],
+        headers: IdempotencyHeaders,
+        body: DocumentWithExamples,
+        response: replayable(
+          responses(
+            Action(Empty, "Invoice transmitted successfully!"),
+            "signed and confirmed by the authority; a 503 with Retry-After when it is queued instead",
+          ),
+        ),
+      },
+      ...checkedByService,
+      ...keyed,
+      config: invoiceFailure("invoice.sign_transmit"),
+    },
+    async (request) => {
+      const { warnings, warningsBeyond } = await invoices.signAndTransmit(request.principal, request.body);
+      return withWarnings(action("Invoice transmitted successfully!", []), warnings, warningsBeyond);
+    },
+  );
+}
+
+/** The batches of sign and sign-transmit: each document is registered as its single route would. */
+function batchRoutes(app: App, invoices: InvoiceRegistration, keyed: ReturnType<typeof idempotent>): void {
+  // Each document is checked by the service on its own; the schema bounds only the batch itself.
+  for (const [path, transmitting] of [
+    ["batch/sign", false],
+    ["batch/sign-transmit", true],
+  ] as const) {
+    app.post(
+      `${PREFIX}/${path}`,
+      {
+        schema: {
+          summary: transmitting
+            ? "Sign up to 1,000 invoices and queue each for transmission"
+            : "Sign up to 1,000 invoices, each on its own",
+          tags: ["batch"],
+          headers: IdempotencyHeaders,
+          body: BatchBody,
+          response: replayable(
+            responses(
+              Action(Type.Array(BatchResult), "Batch processed"),
+              "one result per document, in order",
+              [400, 401, 413, 429, 503],
+            ),
+          ),
+        },
+        bodyLimit: BATCH_BODY_LIMIT,
+        ...keyed,
+        config: {
+          handler: `invoice.${path.replace("/", "_")}`,
+          failureMessage: "Failed to validate batch",
+        },
+      },
+      async (request) =>
+        action(
+          "Batch processed",
+          await invoices.signMany(request.principal, request.body.invoices, transmitting),
+        ),
+    );
+  }
+}
+
+/** What comes after the sign: transmission, the views of the record, payments. */
+function recordRoutes(
+  app: App,
+  deps: {
+    transmits: Pick<InvoiceTransmits, "transmit">;
+    records: Pick<InvoiceQueries, "lookup" | "simple" | "record">;
+    payments: PaymentService;
+  },
+): void {
+  const { payments } = deps;
+  app.get(
+    `${PREFIX}/transmit/:irn`,
+    {
+      schema: {
+        summary: "Transmit a signed invoice to the tax authority",
+        tags: ["invoices"],
+        params: IrnParams,
+        response: responses(
+          Action(Empty, "Invoice transmitted successfully"),
+          "confirmed by the authority",
+          BY_IRN,
+        ),
+      },
+      config: { handler: "invoice.transmit", failureMessage: "Failed to transmit invoice" },
+    },
+    async (request) => {
+      await deps.transmits.transmit(request.principal, request.params.irn);
+      return action("Invoice transmitted successfully", []);
+    },
+  );
+
+  app.get(
+    `${PREFIX}/lookup/:irn`,
+    {
+      schema: {
+        summary: "Look up an invoice's fiscalization status",
+        tags: ["invoices"],
+        params: IrnParams,
+        response: responses(Action(Lookup, "Lookup completed"), "where the invoice stands", BY_IRN),
+      },
+      config: { handler: "invoice.lookup", failureMessage: "Failed to look up invoice" },
+    },
+    async (request) =>
+      action("Lookup completed", await deps.records.lookup(request.principal, request.params.irn)),
+  );
+
+  app.get(
+    `${PREFIX}/:irn/simple`,
+    {
+      schema: {
+        summary: "The invoice as submitted, with its status",
+        tags: ["invoices"],
+        params: IrnParams,
+        response: responses(
+          Action(
+            Type.Object(
+              { status: Status, payment_status: Payment },
+              {
+                additionalProperties: true,
+                description: "the document's fields, then status and payment_status",
+              },
+            ),
+            "Invoice fetched successfully",
+          ),
+          "the invoice",
+          BY_IRN,
+        ),
+      },
+      config: { handler: "invoice.simple", failureMessage: "Failed to fetch invoice" },
+    },
+    async (request) =>
+      action(
+        "Invoice fetched successfully",
+        await deps.records.simple(request.principal, request.params.irn),
+      ),
+  );
+
+  app.get(
+    `${PREFIX}/:irn`,
+    {
+      schema: {
+        summary: "The invoice's full record: document, signature, QR code and history",
+        tags: ["invoices"],
+        params: IrnParams,
+        response: responses(Action(FullRecord, "Invoice fetched successfully"), "the full record", BY_IRN),
+      },
+      config: { handler: "invoice.fetch", failureMessage: "Failed to fetch invoice" },
+    },
+    async (request) =>
+      action(
+        "Invoice fetched successfully",
+        await deps.records.record(request.principal, request.params.irn),
+      ),
+  );
+
+  app.patch(
+    `${PREFIX}/update/:irn`,
+    {
+      schema: {
+        summary:
+          "Update an invoice's payment status: PENDING to PARTIAL (a payment, repeatable), PAID or REJECTED",
+        tags: ["invoices"],
+        params: IrnParams,
+        body: UpdateBody,
+        response: responses(Action(Empty, "Invoice updated successfully"), "updated", BY_IRN),
+      },
+      config: { handler: "invoice.update", failureMessage: "Failed to update invoice" },
+    },
+    async (request) => {
+      await payments.update(request.principal, request.params.irn, request.body);
+      return action("Invoice updated successfully", []);
+    },
+  );
+}
+
 export function invoiceRoutes(deps: {
   invoices: InvoiceRegistration;
   transmits: Pick<InvoiceTransmits, "transmit">;
@@ -145,219 +378,12 @@ export function invoiceRoutes(deps: {
   payments: PaymentService;
   idempotency: Pick<IdempotencyService, "begin" | "complete" | "release">;
 }): FastifyPluginAsyncTypebox {
-  const { invoices, payments } = deps;
   // Signing routes opt in: a retry of a sign whose answer was lost answers what the first did.
   const keyed = idempotent(deps.idempotency);
   return async (app) => {
-    app.post(
-      `${PREFIX}/validate`,
-      {
-        schema: {
-          summary: "Validate an invoice (every problem in one answer)",
-          tags: ["invoices"],
-          body: DocumentWithExamples,
-          response: responses(Action(Empty, "Invoice validated sucessfully"), "the invoice is valid"),
-        },
-        ...checkedByService,
-        config: invoiceFailure("invoice.validate"),
-      },
-      async (request) => {
-        const { warnings, warningsBeyond } = await invoices.validate(request.principal, request.body);
-        return withWarnings(action("Invoice validated sucessfully", []), warnings, warningsBeyond);
-      },
-    );
-
-    app.post(
-      `${PREFIX}/sign`,
-      {
-        schema: {
-          summary: "Sign an invoice: registers it under its IRN",
-          tags: ["invoices"],
-          headers: IdempotencyHeaders,
-          body: DocumentWithExamples,
-          response: replayable(
-            responses(
-              Action(Empty, "Invoice signed successfully"),
-              "signed and stored; a 400 `IRN already exists.` when the IRN is registered",
-            ),
-          ),
-        },
-        ...checkedByService,
-        ...keyed,
-        config: invoiceFailure("invoice.sign"),
-      },
-      async (request) => {
-        const { warnings, warningsBeyond } = await invoices.sign(request.principal, request.body);
-        return withWarnings(action("Invoice signed successfully", []), warnings, warningsBeyond);
-      },
-    );
-
-    app.post(
-      `${PREFIX}/sign-transmit`,
-      {
-        schema: {
-          summary: "Sign an invoice and transmit it to the tax authority",
-          tags: ["invoices"],
-          headers: IdempotencyHeaders,
-          body: DocumentWithExamples,
-          response: replayable(
-            responses(
-              Action(Empty, "Invoice transmitted successfully!"),
-              "signed and confirmed by the authority; a 503 with Retry-After when it is queued instead",
-            ),
-          ),
-        },
-        ...checkedByService,
-        ...keyed,
-        config: invoiceFailure("invoice.sign_transmit"),
-      },
-      async (request) => {
-        const { warnings, warningsBeyond } = await invoices.signAndTransmit(request.principal, request.body);
-        return withWarnings(action("Invoice transmitted successfully!", []), warnings, warningsBeyond);
-      },
-    );
-
-    // Each document is checked by the service on its own; the schema bounds only the batch itself.
-    for (const [path, transmitting] of [
-      ["batch/sign", false],
-      ["batch/sign-transmit", true],
-    ] as const) {
-      app.post(
-        `${PREFIX}/${path}`,
-        {
-          schema: {
-            summary: transmitting
-              ? "Sign up to 1,000 invoices and queue each for transmission"
-              : "Sign up to 1,000 invoices, each on its own",
-            tags: ["batch"],
-            headers: IdempotencyHeaders,
-            body: BatchBody,
-            response: replayable(
-              responses(
-                Action(Type.Array(BatchResult), "Batch processed"),
-                "one result per document, in order",
-                [400, 401, 413, 429, 503],
-              ),
-            ),
-          },
-          bodyLimit: BATCH_BODY_LIMIT,
-          ...keyed,
-          config: {
-            handler: `invoice.${path.replace("/", "_")}`,
-            failureMessage: "Failed to validate batch",
-          },
-        },
-        async (request) =>
-          action(
-            "Batch processed",
-            await invoices.signMany(request.principal, request.body.invoices, transmitting),
-          ),
-      );
-    }
-
-    app.get(
-      `${PREFIX}/transmit/:irn`,
-      {
-        schema: {
-          summary: "Transmit a signed invoice to the tax authority",
-          tags: ["invoices"],
-          params: IrnParams,
-          response: responses(
-            Action(Empty, "Invoice transmitted successfully"),
-            "confirmed by the authority",
-            BY_IRN,
-          ),
-        },
-        config: { handler: "invoice.transmit", failureMessage: "Failed to transmit invoice" },
-      },
-      async (request) => {
-        await deps.transmits.transmit(request.principal, request.params.irn);
-        return action("Invoice transmitted successfully", []);
-      },
-    );
-
-    app.get(
-      `${PREFIX}/lookup/:irn`,
-      {
-        schema: {
-          summary: "Look up an invoice's fiscalization status",
-          tags: ["invoices"],
-          params: IrnParams,
-          response: responses(Action(Lookup, "Lookup completed"), "where the invoice stands", BY_IRN),
-        },
-        config: { handler: "invoice.lookup", failureMessage: "Failed to look up invoice" },
-      },
-      async (request) =>
-        action("Lookup completed", await deps.records.lookup(request.principal, request.params.irn)),
-    );
-
-    app.get(
-      `${PREFIX}/:irn/simple`,
-      {
-        schema: {
-          summary: "The invoice as submitted, with its status",
-          tags: ["invoices"],
-          params: IrnParams,
-          response: responses(
-            Action(
-              Type.Object(
-                { status: Status, payment_status: Payment },
-                {
-                  additionalProperties: true,
-                  description: "the document's fields, then status and payment_status",
-                },
-              ),
-              "Invoice fetched successfully",
-            ),
-            "the invoice",
-            BY_IRN,
-          ),
-        },
-        config: { handler: "invoice.simple", failureMessage: "Failed to fetch invoice" },
-      },
-      async (request) =>
-        action(
-          "Invoice fetched successfully",
-          await deps.records.simple(request.principal, request.params.irn),
-        ),
-    );
-
-    app.get(
-      `${PREFIX}/:irn`,
-      {
-        schema: {
-          summary: "The invoice's full record: document, signature, QR code and history",
-          tags: ["invoices"],
-          params: IrnParams,
-          response: responses(Action(FullRecord, "Invoice fetched successfully"), "the full record", BY_IRN),
-        },
-        config: { handler: "invoice.fetch", failureMessage: "Failed to fetch invoice" },
-      },
-      async (request) =>
-        action(
-          "Invoice fetched successfully",
-          await deps.records.record(request.principal, request.params.irn),
-        ),
-    );
-
-    app.patch(
-      `${PREFIX}/update/:irn`,
-      {
-        schema: {
-          summary:
-            "Update an invoice's payment status: PENDING to PARTIAL (a payment, repeatable), PAID or REJECTED",
-          tags: ["invoices"],
-          params: IrnParams,
-          body: UpdateBody,
-          response: responses(Action(Empty, "Invoice updated successfully"), "updated", BY_IRN),
-        },
-        config: { handler: "invoice.update", failureMessage: "Failed to update invoice" },
-      },
-      async (request) => {
-        await payments.update(request.principal, request.params.irn, request.body);
-        return action("Invoice updated successfully", []);
-      },
-    );
+    registrationRoutes(app, deps.invoices, keyed);
+    batchRoutes(app, deps.invoices, keyed);
+    recordRoutes(app, deps);
 
     app.post(
       `${PREFIX}/irn/validate`,

@@ -58,7 +58,7 @@ export function invoiceTransmits(deps: {
       const open = await transmission.openDelivery(row.irn, tx);
       if (open !== undefined) return { jobId: open };
       const now = await invoices.findState(row.irn, row.business_id, tx);
-      return { status: (now?.status ?? row.status) as InvoiceStatus };
+      return { status: now?.status ?? row.status };
     });
   }
 

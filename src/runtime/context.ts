@@ -7,12 +7,12 @@ import { businessService } from "../businesses/service.ts";
 import type { Config } from "../config.ts";
 import { loadKeyring } from "../crypto/keyring.ts";
 import { qrCodec } from "../crypto/qr.ts";
-import { createSealer } from "../crypto/sealer.ts";
+import { createSealer, type Sealer } from "../crypto/sealer.ts";
 import { createSigner } from "../crypto/signer.ts";
 import { dashboardRepository } from "../dashboard/repository.ts";
 import { dashboardService } from "../dashboard/service.ts";
 import { startCheckpointer } from "../db/checkpointer.ts";
-import { openDatabase } from "../db/database.ts";
+import { type Db, openDatabase } from "../db/database.ts";
 import { migrateToLatest, pendingMigrations } from "../db/migrations.ts";
 import { serviceMetrics } from "../http/metrics.ts";
 import { idempotencyRepository } from "../idempotency/repository.ts";
@@ -25,7 +25,7 @@ import { preparer } from "../invoices/preparation-pool.ts";
 import { qrService } from "../invoices/qr-service.ts";
 import { invoiceQueries } from "../invoices/queries.ts";
 import { invoiceRegistration } from "../invoices/register.ts";
-import { invoiceRepository } from "../invoices/repository.ts";
+import { type InvoiceRepository, invoiceRepository } from "../invoices/repository.ts";
 import { invoiceResealer } from "../invoices/reseal.ts";
 import { invoiceTransmits } from "../invoices/transmit.ts";
 import { validationPool } from "../invoices/validation-pool.ts";
@@ -42,19 +42,19 @@ import { builtinAuthority } from "../transmission/authority/builtin.ts";
 import { httpAuthority } from "../transmission/authority/http.ts";
 import { deliveryHandler } from "../transmission/delivery.ts";
 import { jobSettling } from "../transmission/jobs.ts";
-import { outboxMetrics } from "../transmission/metrics.ts";
+import { type OutboxMetrics, outboxMetrics } from "../transmission/metrics.ts";
 import { transmissionService } from "../transmission/outbox.ts";
 import { outboxRepository } from "../transmission/outbox-repository.ts";
 import { webhookDispatcher } from "../webhooks/dispatcher.ts";
 import { webhookNotifier } from "../webhooks/notifier.ts";
 import { webhookRegistrar } from "../webhooks/registrar.ts";
-import { webhookRepository } from "../webhooks/repository.ts";
+import { type WebhookRepository, webhookRepository } from "../webhooks/repository.ts";
 import { webhookResealer } from "../webhooks/reseal.ts";
 
 export type Logger = pino.Logger;
 
-/** The composition root: configuration in, every service wired with exactly what it needs. */
-export async function createContext(config: Config) {
+/** The database, migrated (sandbox) or checked to be current (production), and SQLite's checkpointer. */
+async function openStore(config: Config) {
   const sqliteFile =
     config.database.engine === "sqlite" && config.database.file !== ":memory:"
       ? config.database.file
@@ -76,6 +76,11 @@ export async function createContext(config: Config) {
     throw err;
   }
   const checkpointer = sqliteFile ? startCheckpointer(sqliteFile) : undefined;
+  return { db, checkpointer };
+}
+
+/** The service's secret material and the codecs built on it. */
+function keyMaterial(config: Config) {
   const keyring = loadKeyring(config);
   // The sandbox's keys live in a file that `keys rotate-data-key` adds to: read again when a key
   // id is unknown, so a running sandbox picks up the rotated key. Production's come from the
@@ -83,33 +88,26 @@ export async function createContext(config: Config) {
   const sealer = createSealer(keyring.dataKeys, {
     ...(config.mode === "sandbox" ? { reload: () => loadKeyring(config).dataKeys } : {}),
   });
-  const dataKeyState = dataKeyStateRepository(db);
-  const sealing = sealingService({ sealer, state: dataKeyState });
   const qr = qrCodec(keyring.qrKeys);
   const signer = createSigner(keyring.signingKeys);
-  // Its own thread wherever there is another core to run it on.
-  const preparations = preparer(
-    { dataKeys: keyring.dataKeys, qrPublicKeyPem: qr.publicKeyPem },
-    { thread: os.availableParallelism() > 1 },
-  );
+  return { keyring, sealer, qr, signer };
+}
 
-  // Large documents are checked on a thread of their own, like the preparations.
-  const validations = validationPool({ thread: os.availableParallelism() > 1 });
-
-  const businessesRepo = businessRepository(db);
-  const invoicesRepo = invoiceRepository(db);
-  const catalog = catalogRepository(db);
-
-  const auditLog = auditLogRepository(db);
-  const businesses = businessService({
-    db,
-    businesses: businessesRepo,
-    audit: auditLog,
-    pepper: keyring.pepper,
-  });
-  const metrics = outboxMetrics({ refreshMs: config.metricsRefreshMs });
-  const counters = serviceMetrics(metrics.registry);
-  const webhooksRepo = webhookRepository(db);
+/**
+ * The outbox with its two kinds of job (an invoice's delivery to the authority, a webhook's event),
+ * and the lifecycle the deliveries report their outcomes to.
+ */
+function outboxOf(
+  config: Config,
+  deps: {
+    db: Db;
+    invoices: InvoiceRepository;
+    webhooks: WebhookRepository;
+    sealer: Sealer;
+    metrics: OutboxMetrics;
+  },
+) {
+  const { db, invoices: invoicesRepo, webhooks: webhooksRepo, sealer, metrics } = deps;
   const outbox = outboxRepository(db);
   const notifier = webhookNotifier({ outbox, webhooks: webhooksRepo });
   const lifecycle = invoiceLifecycle({ invoices: invoicesRepo, notifier, sealer });
@@ -133,6 +131,45 @@ export async function createContext(config: Config) {
     onSettled: (job, outcome) => metrics.settled(job.kind, outcome),
   });
   metrics.observe(transmission);
+  return { notifier, lifecycle, transmission };
+}
+
+/** The composition root: configuration in, every service wired with exactly what it needs. */
+export async function createContext(config: Config) {
+  const { db, checkpointer } = await openStore(config);
+  const { keyring, sealer, qr, signer } = keyMaterial(config);
+  const dataKeyState = dataKeyStateRepository(db);
+  const sealing = sealingService({ sealer, state: dataKeyState });
+  // Its own thread wherever there is another core to run it on.
+  const preparations = preparer(
+    { dataKeys: keyring.dataKeys, qrPublicKeyPem: qr.publicKeyPem },
+    { thread: os.availableParallelism() > 1 },
+  );
+
+  // Large documents are checked on a thread of their own, like the preparations.
+  const validations = validationPool({ thread: os.availableParallelism() > 1 });
+
+  const businessesRepo = businessRepository(db);
+  const invoicesRepo = invoiceRepository(db);
+  const catalog = catalogRepository(db);
+
+  const auditLog = auditLogRepository(db);
+  const businesses = businessService({
+    db,
+    businesses: businessesRepo,
+    audit: auditLog,
+    pepper: keyring.pepper,
+  });
+  const metrics = outboxMetrics({ refreshMs: config.metricsRefreshMs });
+  const counters = serviceMetrics(metrics.registry);
+  const webhooksRepo = webhookRepository(db);
+  const { notifier, lifecycle, transmission } = outboxOf(config, {
+    db,
+    invoices: invoicesRepo,
+    webhooks: webhooksRepo,
+    sealer,
+    metrics,
+  });
   const webhooks = webhookRegistrar({
     db,
     webhooks: webhooksRepo,

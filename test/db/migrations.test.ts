@@ -75,7 +75,11 @@ test(`0008 on a ${ENGINE} database that already has invoices: each takes its bal
       created_at: "2026-11-01T00:00:00.000Z",
     })
     .execute();
-  const row = (irn: string, document: Json, payment_status: string): InvoiceRow0007 => ({
+  const row = (
+    irn: string,
+    document: Json,
+    payment_status: InvoiceTable["payment_status"],
+  ): InvoiceRow0007 => ({
     irn,
     business_id: who.business_id,
     status: "SIGNED",

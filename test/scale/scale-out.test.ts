@@ -3,6 +3,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { type TestContext, test } from "node:test";
 import { loadConfig } from "../../src/config.ts";
+import type { InvoiceTable } from "../../src/db/schema.ts";
 import { createContext } from "../../src/main.ts";
 import { cleanEnv, freePort } from "../cli/run.ts";
 import {
@@ -132,7 +133,7 @@ test(`2 API processes and 2 workers on one ${ENGINE} database: 5,000 concurrent 
     await database.drop();
   });
   const transmittable = originals.filter((o) => o.path === "sign-transmit").length;
-  const count = async (status: string) =>
+  const count = async (status: InvoiceTable["status"]) =>
     Number(
       (
         await check.db
