@@ -11,23 +11,19 @@ import type { SealingService } from "../keys/sealing.ts";
 import type { ProductCodes } from "../reference/product-codes.ts";
 import type { Signer } from "../signing/signer.ts";
 import type { TransmissionService } from "../transmission/service.ts";
-import { pacer } from "../turns.ts";
 import type { Notice, WebhookNotifier } from "../webhooks/notifier.ts";
-import { BATCH_FINDINGS_PER_DOCUMENT, BATCH_MAX_LINES } from "./batch-limits.ts";
+import { invoiceBatches } from "./batch.ts";
 import { irnExists, sameDocument } from "./duplicates.ts";
 import { eventData } from "./lifecycle.ts";
 import { openingBalance } from "./payments.ts";
 import type { Preparer } from "./preparation-pool.ts";
 import { type InvoiceEvent, type InvoiceRepository, isUniqueViolation } from "./repository.ts";
-import type { BatchResult, InvoiceDocument } from "./schema.ts";
+import type { InvoiceDocument } from "./schema.ts";
 import { openDocument } from "./stored-document.ts";
 import type { InvoiceTransmits } from "./transmit.ts";
-import { type InvoiceValidator, lineCount } from "./validation.ts";
+import type { InvoiceValidator } from "./validation.ts";
 
 const INVALID_INVOICE = "Failed to validate invoice";
-
-/** How long a batch holds the event loop before it gives other requests a turn. */
-const BATCH_TURN_MS = 20;
 
 function validationFailed(violations: Violation[], beyond = 0): DomainError {
   const { shown, total } = capViolations(violations, MAX_VIOLATIONS, beyond);
@@ -41,7 +37,7 @@ function validationFailed(violations: Violation[], beyond = 0): DomainError {
 }
 
 /**
- * Registering invoices: validate, sign, sign-transmit and the batches. Each document is checked
+ * Registering invoices: validate, sign, sign-transmit and the batches (batch.ts). Each document is checked
  * (validation.ts), prepared on the preparation thread (canonical form, sealing, QR), then signed and
  * stored with the other signs of its turn in one transaction (the group commit, `signInto`), which
  * also writes the first history entry, the webhook notice and, for sign-transmit, the delivery job.
@@ -324,6 +320,8 @@ export function invoiceRegistration(deps: {
     }
   }
 
+  const batches = invoiceBatches({ check, commit });
+
   return {
     async validate(principal: Principal, body: unknown) {
       const { warnings, warningsBeyond } = await check(principal, body);
@@ -335,83 +333,8 @@ export function invoiceRegistration(deps: {
       return { warnings, warningsBeyond };
     },
 
-    /**
-     * Signs each document of a batch on its own: an invalid or duplicate document never holds up the
-     * others. The valid ones meet in the group commit (transactions of up to 64), and each result is
-     * given only after its commit. With `transmitting`, each signed invoice is queued for delivery
-     * (the outbox workers deliver it; `lookup/{IRN}` tells when) instead of waited for.
-     */
-    async signMany(principal: Principal, bodies: readonly unknown[], transmitting: boolean) {
-      const lines = bodies.reduce<number>((sum, body) => sum + lineCount(body), 0);
-      if (lines > BATCH_MAX_LINES) {
-        throw new DomainError("batch_refused", {
-          message: "Failed to validate batch",
-          details: `the batch holds ${lines.toLocaleString("en-US")} invoice lines in all; at most ${BATCH_MAX_LINES.toLocaleString("en-US")} are accepted in one request: send the documents in several batches`,
-        });
-      }
-      const results: Promise<BatchResult>[] = [];
-      const pace = pacer(BATCH_TURN_MS);
-      for (const [index, body] of bodies.entries()) {
-        // Validation runs on the event loop, one document after the other: the loop gets a turn
-        // whenever this batch has held it for BATCH_TURN_MS, so other requests keep moving however
-        // the batch's work is spread over its documents. Signing is not waited for here: the valid
-        // documents still meet in the group commit.
-        await pace();
-        const claimed =
-          typeof body === "object" && body !== null ? (body as { irn?: unknown }).irn : undefined;
-        const irn = typeof claimed === "string" ? claimed : null;
-        const refused = (err: unknown): BatchResult => {
-          if (err instanceof DomainError && (err.code === "irn_exists" || err.code === "validation_failed")) {
-            const listed = err.violations ?? [];
-            // The error lists the first of them and counts the rest.
-            const { shown, total } = capViolations(
-              listed,
-              BATCH_FINDINGS_PER_DOCUMENT,
-              Math.max(0, (err.violationsTotal ?? 0) - listed.length),
-            );
-            return {
-              index,
-              irn,
-              status: err.code === "irn_exists" ? "duplicate" : "invalid",
-              message: err.message,
-              details: err.details,
-              ...(err.violations ? { violations: shown } : {}),
-              ...(total > shown.length
-                ? { violations_truncated: true as const, violations_total: total }
-                : {}),
-            };
-          }
-          throw err;
-        };
-        let checked: Checked;
-        try {
-          checked = await check(principal, body);
-        } catch (err) {
-          if (err instanceof DomainError && err.code === "validation_failed") {
-            results.push(Promise.resolve(refused(err)));
-            continue;
-          }
-          // Failing the whole batch: the documents already on their way finish first, so none of
-          // their outcomes is left without a listener.
-          await Promise.allSettled(results);
-          throw err;
-        }
-        results.push(
-          commit(principal, checked, transmitting).then(({ warnings, warningsBeyond }): BatchResult => {
-            const { shown, total } = capViolations(warnings, BATCH_FINDINGS_PER_DOCUMENT, warningsBeyond);
-            return {
-              index,
-              irn,
-              status: "signed",
-              ...(transmitting ? { transmission: "queued" as const } : {}),
-              ...(shown.length > 0 ? { warnings: shown } : {}),
-              ...(total > shown.length ? { warnings_truncated: true as const, warnings_total: total } : {}),
-            };
-          }, refused),
-        );
-      }
-      return Promise.all(results);
-    },
+    /** Each document of a batch signed on its own, with a result each (batch.ts). */
+    signMany: batches.signMany,
 
     async signAndTransmit(principal: Principal, body: unknown) {
       const { row, jobId, warnings, warningsBeyond } = await register(principal, body, true);
