@@ -161,60 +161,44 @@ export function invoiceRegistration(deps: {
   }
   type Registered = { row: InvoiceTable; jobId: number | undefined };
 
-  /**
-   * Signs and stores a batch in the caller's transaction with a few multi-row statements: each
-   * invoice takes the next link of its business's chain, in submission order. An IRN registered
-   * before, or earlier in the same batch, fails alone.
-   */
-  async function signInto(tx: Executor, batch: readonly Submission[]): Promise<Outcome<Registered>[]> {
-    const businessIds = [...new Set(batch.map((s) => s.businessId))];
-    // The preparation thread sealed under its first key; a rotation may have made another current.
-    if (batch.some((s) => s.row.sealed !== null)) {
-      const under = await sealing.under(tx);
-      for (const s of batch) if (s.row.sealed !== null) s.row.sealed = under.reseal(s.row.sealed, s.row.irn);
-    }
-    // The reads come before the chains are locked, so the lock is held for the writes alone (on
-    // PostgreSQL, every statement under it is a round trip that every other sign of the business
-    // waits for). An IRN registered meanwhile by another process still fails on the constraint.
-    const taken = await invoices.existing(
-      batch.map((s) => s.row.irn),
-      tx,
+  /** The preparation thread sealed under its first key; a rotation may have made another current. */
+  async function resealUnderCurrentKey(tx: Executor, batch: readonly Submission[]): Promise<void> {
+    if (!batch.some((s) => s.row.sealed !== null)) return;
+    const under = await sealing.under(tx);
+    for (const s of batch) if (s.row.sealed !== null) s.row.sealed = under.reseal(s.row.sealed, s.row.irn);
+  }
+
+  /** Signs a submission as the next link of its business's chain, and moves the chain's head to it. */
+  function link(item: Submission, head: ChainHead): InvoiceTable {
+    const { row: draft, businessId, signedAt } = item;
+    const signature = signer.signCanonical(
+      {
+        irn: draft.irn,
+        business_id: businessId,
+        signed_at: signedAt,
+        previous_hash: head.chain_head,
+      },
+      item.canonical,
     );
-    const subscribers = await notifier.subscribers(businessIds, tx);
-    const heads = new Map((await businesses.lockChains(businessIds, tx)).map((head) => [head.id, head]));
-    const outcomes: Outcome<Registered>[] = [];
-    const rows: InvoiceTable[] = [];
+    const row: InvoiceTable = {
+      ...draft,
+      chain_seq: head.chain_length + 1,
+      previous_hash: head.chain_head,
+      hash: signature.hash,
+      signature: signature.value,
+      kid: signature.kid,
+    };
+    head.chain_length += 1;
+    head.chain_head = signature.hash;
+    return row;
+  }
+
+  /** Each signed invoice's first history entries (signed, and queued for sign-transmit) and notice. */
+  function announcements(signed: ReadonlyArray<{ item: Submission; row: InvoiceTable }>) {
     const history: Array<{ irn: string; event: InvoiceEvent }> = [];
     const notices: Notice[] = [];
-    for (const item of batch) {
-      const { row: draft, businessId, principal, signedAt } = item;
-      const head = heads.get(businessId);
-      if (!head) throw new Error(`business ${businessId} has no row to hold its chain`);
-      if (taken.has(draft.irn)) {
-        outcomes.push({ ok: false, error: irnExists(draft.irn) });
-        continue;
-      }
-      taken.add(draft.irn);
-      const signature = signer.signCanonical(
-        {
-          irn: draft.irn,
-          business_id: businessId,
-          signed_at: signedAt,
-          previous_hash: head.chain_head,
-        },
-        item.canonical,
-      );
-      const row: InvoiceTable = {
-        ...draft,
-        chain_seq: head.chain_length + 1,
-        previous_hash: head.chain_head,
-        hash: signature.hash,
-        signature: signature.value,
-        kid: signature.kid,
-      };
-      head.chain_length += 1;
-      head.chain_head = signature.hash;
-      rows.push(row);
+    for (const { item, row } of signed) {
+      const { businessId, principal, signedAt } = item;
       const actor = actorOf(principal);
       history.push({
         irn: row.irn,
@@ -227,9 +211,55 @@ export function invoiceRegistration(deps: {
         });
       }
       notices.push({ businessId, type: "invoice.signed", data: eventData(row), at: signedAt });
+    }
+    return { history, notices };
+  }
+
+  /** Queues the delivery of the sign-transmit invoices among `rows`; their job ids, by IRN. */
+  async function queueDeliveries(tx: Executor, rows: readonly InvoiceTable[]): Promise<Map<string, number>> {
+    const sending = rows.filter((row) => row.status === "TRANSMITTING");
+    if (sending.length === 0) return new Map();
+    return transmission.enqueueNewDeliveries(
+      sending.map((row) => ({ irn: row.irn, businessId: row.business_id })),
+      sending[0]?.signed_at as string,
+      tx,
+    );
+  }
+
+  /**
+   * Signs and stores a batch in the caller's transaction with a few multi-row statements: each
+   * invoice takes the next link of its business's chain, in submission order. An IRN registered
+   * before, or earlier in the same batch, fails alone.
+   */
+  async function signInto(tx: Executor, batch: readonly Submission[]): Promise<Outcome<Registered>[]> {
+    const businessIds = [...new Set(batch.map((s) => s.businessId))];
+    await resealUnderCurrentKey(tx, batch);
+    // The reads come before the chains are locked, so the lock is held for the writes alone (on
+    // PostgreSQL, every statement under it is a round trip that every other sign of the business
+    // waits for). An IRN registered meanwhile by another process still fails on the constraint.
+    const taken = await invoices.existing(
+      batch.map((s) => s.row.irn),
+      tx,
+    );
+    const subscribers = await notifier.subscribers(businessIds, tx);
+    const heads = new Map((await businesses.lockChains(businessIds, tx)).map((head) => [head.id, head]));
+    const outcomes: Outcome<Registered>[] = [];
+    const signed: Array<{ item: Submission; row: InvoiceTable }> = [];
+    for (const item of batch) {
+      const head = heads.get(item.businessId);
+      if (!head) throw new Error(`business ${item.businessId} has no row to hold its chain`);
+      if (taken.has(item.row.irn)) {
+        outcomes.push({ ok: false, error: irnExists(item.row.irn) });
+        continue;
+      }
+      taken.add(item.row.irn);
+      const row = link(item, head);
+      signed.push({ item, row });
       outcomes.push({ ok: true, value: { row, jobId: undefined } });
     }
-    if (rows.length === 0) return outcomes;
+    if (signed.length === 0) return outcomes;
+    const rows = signed.map(({ row }) => row);
+    const { history, notices } = announcements(signed);
     await invoices.insertMany(rows, tx);
     await businesses.setChainHeads(
       [...new Set(rows.map((row) => row.business_id))].map((id) => heads.get(id) as ChainHead),
@@ -237,15 +267,8 @@ export function invoiceRegistration(deps: {
     );
     await invoices.addEvents(history, tx);
     await notifier.notifyMany(notices, tx, subscribers);
-    const sending = rows.filter((row) => row.status === "TRANSMITTING");
-    if (sending.length > 0) {
-      const jobs = await transmission.enqueueNewDeliveries(
-        sending.map((row) => ({ irn: row.irn, businessId: row.business_id })),
-        sending[0]?.signed_at as string,
-        tx,
-      );
-      for (const outcome of outcomes) if (outcome.ok) outcome.value.jobId = jobs.get(outcome.value.row.irn);
-    }
+    const jobs = await queueDeliveries(tx, rows);
+    for (const outcome of outcomes) if (outcome.ok) outcome.value.jobId = jobs.get(outcome.value.row.irn);
     return outcomes;
   }
 
