@@ -11,23 +11,19 @@ import { capViolations, DomainError, MAX_VIOLATIONS, summarize, type Violation }
 import type { SealingService } from "../keys/sealing.ts";
 import type { ProductCodes } from "../reference/product-codes.ts";
 import type { TransmissionService } from "../transmission/outbox.ts";
-import { pacer } from "../turns.ts";
 import type { Notice, WebhookNotifier } from "../webhooks/notifier.ts";
-import { BATCH_FINDINGS_PER_DOCUMENT, BATCH_MAX_LINES } from "./batch-limits.ts";
+import { invoiceBatches } from "./batch.ts";
 import { irnExists, sameDocument } from "./duplicates.ts";
 import { eventData, initialState } from "./lifecycle.ts";
 import { openingBalance } from "./payments.ts";
 import type { Preparer } from "./preparation-pool.ts";
 import { type InvoiceEvent, type InvoiceRepository, isUniqueViolation } from "./repository.ts";
-import type { BatchResult, InvoiceDocument } from "./schema.ts";
+import type { InvoiceDocument } from "./schema.ts";
 import { openDocument } from "./stored-document.ts";
 import type { InvoiceTransmits } from "./transmit.ts";
-import { type InvoiceValidator, lineCount } from "./validation.ts";
+import type { InvoiceValidator } from "./validation.ts";
 
 const INVALID_INVOICE = "Failed to validate invoice";
-
-/** How long a batch holds the event loop before it gives other requests a turn. */
-const BATCH_TURN_MS = 20;
 
 function validationFailed(violations: Violation[], beyond = 0): DomainError {
   const { shown, total } = capViolations(violations, MAX_VIOLATIONS, beyond);
@@ -41,7 +37,7 @@ function validationFailed(violations: Violation[], beyond = 0): DomainError {
 }
 
 /**
- * Registering invoices: validate, sign, sign-transmit and the batches. Each document is checked
+ * Registering invoices: validate, sign, sign-transmit and the batches (batch.ts). Each document is checked
  * (validation.ts), prepared on the preparation thread (canonical form, sealing, QR), then signed and
  * stored with the other signs of its turn in one transaction (the group commit, `signInto`), which
  * also writes the first history entry, the webhook notice and, for sign-transmit, the delivery job.
@@ -164,60 +160,44 @@ export function invoiceRegistration(deps: {
   }
   type Registered = { row: InvoiceTable; jobId: number | undefined };
 
-  /**
-   * Signs and stores a batch in the caller's transaction with a few multi-row statements: each
-   * invoice takes the next link of its business's chain, in submission order. An IRN registered
-   * before, or earlier in the same batch, fails alone.
-   */
-  async function signInto(tx: Executor, batch: readonly Submission[]): Promise<Outcome<Registered>[]> {
-    const businessIds = [...new Set(batch.map((s) => s.businessId))];
-    // The preparation thread sealed under its first key; a rotation may have made another current.
-    if (batch.some((s) => s.row.sealed !== null)) {
-      const under = await sealing.under(tx);
-      for (const s of batch) if (s.row.sealed !== null) s.row.sealed = under.reseal(s.row.sealed, s.row.irn);
-    }
-    // The reads come before the chains are locked, so the lock is held for the writes alone (on
-    // PostgreSQL, every statement under it is a round trip that every other sign of the business
-    // waits for). An IRN registered meanwhile by another process still fails on the constraint.
-    const taken = await invoices.existing(
-      batch.map((s) => s.row.irn),
-      tx,
+  /** The preparation thread sealed under its first key; a rotation may have made another current. */
+  async function resealUnderCurrentKey(tx: Executor, batch: readonly Submission[]): Promise<void> {
+    if (!batch.some((s) => s.row.sealed !== null)) return;
+    const under = await sealing.under(tx);
+    for (const s of batch) if (s.row.sealed !== null) s.row.sealed = under.reseal(s.row.sealed, s.row.irn);
+  }
+
+  /** Signs a submission as the next link of its business's chain, and moves the chain's head to it. */
+  function link(item: Submission, head: ChainHead): InvoiceTable {
+    const { row: draft, businessId, signedAt } = item;
+    const signature = signer.signCanonical(
+      {
+        irn: draft.irn,
+        business_id: businessId,
+        signed_at: signedAt,
+        previous_hash: head.chain_head,
+      },
+      item.canonical,
     );
-    const subscribers = await notifier.subscribers(businessIds, tx);
-    const heads = new Map((await businesses.lockChains(businessIds, tx)).map((head) => [head.id, head]));
-    const outcomes: Outcome<Registered>[] = [];
-    const rows: InvoiceTable[] = [];
+    const row: InvoiceTable = {
+      ...draft,
+      chain_seq: head.chain_length + 1,
+      previous_hash: head.chain_head,
+      hash: signature.hash,
+      signature: signature.value,
+      kid: signature.kid,
+    };
+    head.chain_length += 1;
+    head.chain_head = signature.hash;
+    return row;
+  }
+
+  /** Each signed invoice's first history entries (signed, and queued for sign-transmit) and notice. */
+  function announcements(signed: ReadonlyArray<{ item: Submission; row: InvoiceTable }>) {
     const history: Array<{ irn: string; event: InvoiceEvent }> = [];
     const notices: Notice[] = [];
-    for (const item of batch) {
-      const { row: draft, businessId, principal, signedAt } = item;
-      const head = heads.get(businessId);
-      if (!head) throw new Error(`business ${businessId} has no row to hold its chain`);
-      if (taken.has(draft.irn)) {
-        outcomes.push({ ok: false, error: irnExists(draft.irn) });
-        continue;
-      }
-      taken.add(draft.irn);
-      const signature = signer.signCanonical(
-        {
-          irn: draft.irn,
-          business_id: businessId,
-          signed_at: signedAt,
-          previous_hash: head.chain_head,
-        },
-        item.canonical,
-      );
-      const row: InvoiceTable = {
-        ...draft,
-        chain_seq: head.chain_length + 1,
-        previous_hash: head.chain_head,
-        hash: signature.hash,
-        signature: signature.value,
-        kid: signature.kid,
-      };
-      head.chain_length += 1;
-      head.chain_head = signature.hash;
-      rows.push(row);
+    for (const { item, row } of signed) {
+      const { businessId, principal, signedAt } = item;
       const actor = actorOf(principal);
       history.push({
         irn: row.irn,
@@ -230,9 +210,55 @@ export function invoiceRegistration(deps: {
         });
       }
       notices.push({ businessId, type: "invoice.signed", data: eventData(row), at: signedAt });
+    }
+    return { history, notices };
+  }
+
+  /** Queues the delivery of the sign-transmit invoices among `rows`; their job ids, by IRN. */
+  async function queueDeliveries(tx: Executor, rows: readonly InvoiceTable[]): Promise<Map<string, number>> {
+    const sending = rows.filter((row) => row.status === "TRANSMITTING");
+    if (sending.length === 0) return new Map();
+    return transmission.enqueueNewDeliveries(
+      sending.map((row) => ({ irn: row.irn, businessId: row.business_id })),
+      sending[0]?.signed_at as string,
+      tx,
+    );
+  }
+
+  /**
+   * Signs and stores a batch in the caller's transaction with a few multi-row statements: each
+   * invoice takes the next link of its business's chain, in submission order. An IRN registered
+   * before, or earlier in the same batch, fails alone.
+   */
+  async function signInto(tx: Executor, batch: readonly Submission[]): Promise<Outcome<Registered>[]> {
+    const businessIds = [...new Set(batch.map((s) => s.businessId))];
+    await resealUnderCurrentKey(tx, batch);
+    // The reads come before the chains are locked, so the lock is held for the writes alone (on
+    // PostgreSQL, every statement under it is a round trip that every other sign of the business
+    // waits for). An IRN registered meanwhile by another process still fails on the constraint.
+    const taken = await invoices.existing(
+      batch.map((s) => s.row.irn),
+      tx,
+    );
+    const subscribers = await notifier.subscribers(businessIds, tx);
+    const heads = new Map((await businesses.lockChains(businessIds, tx)).map((head) => [head.id, head]));
+    const outcomes: Outcome<Registered>[] = [];
+    const signed: Array<{ item: Submission; row: InvoiceTable }> = [];
+    for (const item of batch) {
+      const head = heads.get(item.businessId);
+      if (!head) throw new Error(`business ${item.businessId} has no row to hold its chain`);
+      if (taken.has(item.row.irn)) {
+        outcomes.push({ ok: false, error: irnExists(item.row.irn) });
+        continue;
+      }
+      taken.add(item.row.irn);
+      const row = link(item, head);
+      signed.push({ item, row });
       outcomes.push({ ok: true, value: { row, jobId: undefined } });
     }
-    if (rows.length === 0) return outcomes;
+    if (signed.length === 0) return outcomes;
+    const rows = signed.map(({ row }) => row);
+    const { history, notices } = announcements(signed);
     await invoices.insertMany(rows, tx);
     await businesses.setChainHeads(
       [...new Set(rows.map((row) => row.business_id))].map((id) => heads.get(id) as ChainHead),
@@ -240,15 +266,8 @@ export function invoiceRegistration(deps: {
     );
     await invoices.addEvents(history, tx);
     await notifier.notifyMany(notices, tx, subscribers);
-    const sending = rows.filter((row) => row.status === "TRANSMITTING");
-    if (sending.length > 0) {
-      const jobs = await transmission.enqueueNewDeliveries(
-        sending.map((row) => ({ irn: row.irn, businessId: row.business_id })),
-        sending[0]?.signed_at as string,
-        tx,
-      );
-      for (const outcome of outcomes) if (outcome.ok) outcome.value.jobId = jobs.get(outcome.value.row.irn);
-    }
+    const jobs = await queueDeliveries(tx, rows);
+    for (const outcome of outcomes) if (outcome.ok) outcome.value.jobId = jobs.get(outcome.value.row.irn);
     return outcomes;
   }
 
@@ -323,6 +342,8 @@ export function invoiceRegistration(deps: {
     }
   }
 
+  const batches = invoiceBatches({ check, commit });
+
   return {
     async validate(principal: Principal, body: unknown) {
       const { warnings, warningsBeyond } = await check(principal, body);
@@ -334,83 +355,8 @@ export function invoiceRegistration(deps: {
       return { warnings, warningsBeyond };
     },
 
-    /**
-     * Signs each document of a batch on its own: an invalid or duplicate document never holds up the
-     * others. The valid ones meet in the group commit (transactions of up to 64), and each result is
-     * given only after its commit. With `transmitting`, each signed invoice is queued for delivery
-     * (the outbox workers deliver it; `lookup/{IRN}` tells when) instead of waited for.
-     */
-    async signMany(principal: Principal, bodies: readonly unknown[], transmitting: boolean) {
-      const lines = bodies.reduce<number>((sum, body) => sum + lineCount(body), 0);
-      if (lines > BATCH_MAX_LINES) {
-        throw new DomainError("batch_refused", {
-          message: "Failed to validate batch",
-          details: `the batch holds ${lines.toLocaleString("en-US")} invoice lines in all; at most ${BATCH_MAX_LINES.toLocaleString("en-US")} are accepted in one request: send the documents in several batches`,
-        });
-      }
-      const results: Promise<BatchResult>[] = [];
-      const pace = pacer(BATCH_TURN_MS);
-      for (const [index, body] of bodies.entries()) {
-        // Validation runs on the event loop, one document after the other: the loop gets a turn
-        // whenever this batch has held it for BATCH_TURN_MS, so other requests keep moving however
-        // the batch's work is spread over its documents. Signing is not waited for here: the valid
-        // documents still meet in the group commit.
-        await pace();
-        const claimed =
-          typeof body === "object" && body !== null ? (body as { irn?: unknown }).irn : undefined;
-        const irn = typeof claimed === "string" ? claimed : null;
-        const refused = (err: unknown): BatchResult => {
-          if (err instanceof DomainError && (err.code === "irn_exists" || err.code === "validation_failed")) {
-            const listed = err.violations ?? [];
-            // The error lists the first of them and counts the rest.
-            const { shown, total } = capViolations(
-              listed,
-              BATCH_FINDINGS_PER_DOCUMENT,
-              Math.max(0, (err.violationsTotal ?? 0) - listed.length),
-            );
-            return {
-              index,
-              irn,
-              status: err.code === "irn_exists" ? "duplicate" : "invalid",
-              message: err.message,
-              details: err.details,
-              ...(err.violations ? { violations: shown } : {}),
-              ...(total > shown.length
-                ? { violations_truncated: true as const, violations_total: total }
-                : {}),
-            };
-          }
-          throw err;
-        };
-        let checked: Checked;
-        try {
-          checked = await check(principal, body);
-        } catch (err) {
-          if (err instanceof DomainError && err.code === "validation_failed") {
-            results.push(Promise.resolve(refused(err)));
-            continue;
-          }
-          // Failing the whole batch: the documents already on their way finish first, so none of
-          // their outcomes is left without a listener.
-          await Promise.allSettled(results);
-          throw err;
-        }
-        results.push(
-          commit(principal, checked, transmitting).then(({ warnings, warningsBeyond }): BatchResult => {
-            const { shown, total } = capViolations(warnings, BATCH_FINDINGS_PER_DOCUMENT, warningsBeyond);
-            return {
-              index,
-              irn,
-              status: "signed",
-              ...(transmitting ? { transmission: "queued" as const } : {}),
-              ...(shown.length > 0 ? { warnings: shown } : {}),
-              ...(total > shown.length ? { warnings_truncated: true as const, warnings_total: total } : {}),
-            };
-          }, refused),
-        );
-      }
-      return Promise.all(results);
-    },
+    /** Each document of a batch signed on its own, with a result each (batch.ts). */
+    signMany: batches.signMany,
 
     async signAndTransmit(principal: Principal, body: unknown) {
       const { row, jobId, warnings, warningsBeyond } = await register(principal, body, true);

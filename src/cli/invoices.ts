@@ -1,0 +1,73 @@
+import fs from "node:fs";
+import path from "node:path";
+import type { Command } from "commander";
+import { loadConfig } from "../config.ts";
+import { BATCH_MAX_DOCUMENTS } from "../invoices/batch-limits.ts";
+import { print, progress } from "./output.ts";
+import { SubmitError, submit } from "./submit.ts";
+
+type SubmitOptions = {
+  transmit: boolean;
+  api?: string;
+  key?: string;
+  secret?: string;
+  report?: string;
+  batchSize: string;
+};
+
+/** `invoices submit`: a client of a running service, through its batch endpoints. */
+export function invoiceCommands(program: Command): void {
+  program
+    .command("invoices")
+    .description("invoices through the API")
+    .command("submit")
+    .description(
+      "sign every document of a JSONL file (one per line) or a folder of .json files through batch/sign, writing a JSONL report; run it again to resume",
+    )
+    .argument("<source>", "FILE.jsonl or a folder of .json files")
+    .option("--transmit", "sign and queue each invoice for transmission (batch/sign-transmit)", false)
+    .option("--api <url>", "the service's address (default: http://127.0.0.1:$PORT, port 8080)")
+    .option("--key <key>", "API key (default: EINVOICE_API_KEY, else the sandbox's demo credentials)")
+    .option("--secret <secret>", "API secret (default: EINVOICE_API_SECRET, else the sandbox's)")
+    .option("--report <file>", "JSONL report, appended to (default: <source>.report.jsonl)")
+    .option("--batch-size <n>", `documents per request, 1 to ${BATCH_MAX_DOCUMENTS}`, "500")
+    .action(async (source: string, opts: SubmitOptions) => {
+      const credentials = apiCredentials(opts);
+      const bar = progress("submitting");
+      try {
+        print(
+          await submit({
+            source,
+            api: opts.api ?? `http://127.0.0.1:${process.env.PORT ?? "8080"}`,
+            ...credentials,
+            transmit: opts.transmit,
+            report: opts.report ?? `${source.replace(/\/+$/, "")}.report.jsonl`,
+            batchSize: Number(opts.batchSize),
+            onProgress: (done, total) => bar?.update(done, total),
+          }),
+        );
+      } finally {
+        bar?.stop();
+      }
+    });
+}
+
+/** Credentials from the options, the environment, or the sandbox's demo credentials file. */
+function apiCredentials(opts: { key?: string; secret?: string }): { apiKey: string; apiSecret: string } {
+  let apiKey = opts.key ?? process.env.EINVOICE_API_KEY;
+  let apiSecret = opts.secret ?? process.env.EINVOICE_API_SECRET;
+  if (!apiKey || !apiSecret) {
+    const file = path.join(loadConfig().dataDir, "sandbox-credentials.json");
+    if (fs.existsSync(file)) {
+      const sandbox = JSON.parse(fs.readFileSync(file, "utf8")) as { api_key?: string; api_secret?: string };
+      apiKey ??= sandbox.api_key;
+      apiSecret ??= sandbox.api_secret;
+    }
+  }
+  if (!apiKey || !apiSecret) {
+    throw new SubmitError(
+      "no API credentials: pass --key and --secret, or set EINVOICE_API_KEY and EINVOICE_API_SECRET",
+    );
+  }
+  return { apiKey, apiSecret };
+}
