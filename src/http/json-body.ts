@@ -75,86 +75,115 @@ const PARSE_IN_PIECES = 1024 * 1024;
 /** How long parsing one body holds the event loop before other requests get a turn. */
 const PARSE_TURN_MS = 20;
 
+/** What Fastify's `done` is told: the error that refuses the body, or its value. */
+type Done = (err: Error | null, body?: unknown) => void;
+/** Fastify's JSON parser, bound to the request: `next` receives the value of `text`, or its error. */
+type Parse = (text: string, next: Done) => void;
+
+/**
+ * Why the parsed value is refused, if it is. The value is walked only when the scan found an escape
+ * or a number that can make it so.
+ */
+function parsedRefusal(scan: JsonScan, parsed: unknown): DomainError | undefined {
+  // An escaped lone surrogate (`\ud800`) parses into a string that is not Unicode text: no
+  // field can store, sign or canonicalize it, so it is refused here with a reason.
+  if (scan.surrogateEscape && hasLoneSurrogate(parsed)) {
+    return invalid(
+      "the request body contains a lone UTF-16 surrogate (an unpaired \\ud800-\\udfff escape); text must be valid Unicode",
+    );
+  }
+  // A number literal beyond the double range parses to Infinity, which no JSON can carry back,
+  // in any field, known or not.
+  if (scan.hugeNumber && hasNonFinite(parsed)) {
+    return invalid("the request body contains a number too large to represent (beyond ±1.8e308)");
+  }
+  return undefined;
+}
+
+/** Parses the body in one piece, and answers with its value or why it is refused. */
+function parseWhole(parse: Parse, text: string, scan: JsonScan, done: Done): void {
+  parse(text, (err, parsed) => {
+    const refused = err ?? parsedRefusal(scan, parsed);
+    if (refused) done(refused, undefined);
+    else done(null, parsed);
+  });
+}
+
+/** The value of one piece of the body; throws when the piece does not parse. */
+function parsePiece(parse: Parse, piece: string): unknown {
+  let out: unknown;
+  let failed = false;
+  parse(piece, (err, value) => {
+    failed = err !== null;
+    out = value;
+  });
+  if (failed) throw new Error("piece does not parse");
+  return out;
+}
+
+/** A large body refused by its scan, parsed in pieces, or to be parsed whole after all. */
+type Outcome =
+  | { refused: DomainError }
+  | { scan: JsonScan; parsed: unknown }
+  | { scan: JsonScan; whole: true };
+
+/**
+ * A batch of 30 MB takes 100 ms or more to parse, and 50 ms to scan, each in one piece: scanned
+ * in steps and parsed a document at a time, with a turn for other requests in between, the
+ * event loop is never held that long. The same parser reads each piece (it refuses
+ * `__proto__` and `constructor` keys); a body that does not parse in pieces is parsed whole,
+ * so its error is the whole parse's.
+ */
+async function parseInPieces(parse: Parse, text: string): Promise<Outcome> {
+  const scan = await scanJsonInTurns(text);
+  const refused = refusal(scan);
+  if (refused) return { refused };
+  const pieces = await arrayMemberInTurns(text, "invoices");
+  if (!pieces) return { scan, whole: true };
+  try {
+    const outside = parsePiece(parse, `${text.slice(0, pieces.open)}[]${text.slice(pieces.close + 1)}`);
+    const documents: unknown[] = [];
+    const pace = pacer(PARSE_TURN_MS);
+    for (const [from, to] of pieces.elements) {
+      await pace();
+      documents.push(parsePiece(parse, text.slice(from, to)));
+    }
+    (outside as Record<string, unknown>).invoices = documents;
+    return { scan, parsed: outside };
+  } catch {
+    return { scan, whole: true };
+  }
+}
+
+/** Parses a large body in pieces, with turns for other requests, and answers as parseWhole does. */
+function parseLarge(parse: Parse, text: string, done: Done): void {
+  parseInPieces(parse, text).then(
+    (outcome) => {
+      if ("refused" in outcome) done(outcome.refused, undefined);
+      else if ("parsed" in outcome) {
+        const refused = parsedRefusal(outcome.scan, outcome.parsed);
+        if (refused) done(refused, undefined);
+        else done(null, outcome.parsed);
+      } else parseWhole(parse, text, outcome.scan, done);
+    },
+    (err: Error) => done(err, undefined),
+  );
+}
+
 /** Replaces Fastify's JSON parser with the bounded one. */
 export function useBoundedJsonParser(app: FastifyInstance): void {
   const parseJson = app.getDefaultJsonParser("error", "error");
   app.removeContentTypeParser("application/json");
   app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
     const text = body as string;
-    const checked = (scan: JsonScan, parsed: unknown) => {
-      // An escaped lone surrogate (`\ud800`) parses into a string that is not Unicode text: no
-      // field can store, sign or canonicalize it, so it is refused here with a reason.
-      if (scan.surrogateEscape && hasLoneSurrogate(parsed)) {
-        return invalid(
-          "the request body contains a lone UTF-16 surrogate (an unpaired \\ud800-\\udfff escape); text must be valid Unicode",
-        );
-      }
-      // A number literal beyond the double range parses to Infinity, which no JSON can carry back,
-      // in any field, known or not.
-      if (scan.hugeNumber && hasNonFinite(parsed)) {
-        return invalid("the request body contains a number too large to represent (beyond ±1.8e308)");
-      }
-      return undefined;
-    };
-    const whole = (scan: JsonScan) =>
-      parseJson(request, text, (err, parsed) => {
-        const refused = err ?? checked(scan, parsed);
-        if (refused) done(refused, undefined);
-        else done(null, parsed);
-      });
-
-    if (text.length <= PARSE_IN_PIECES) {
-      const scan = quickScan(text) ?? scanJson(text);
-      const refused = refusal(scan);
-      if (refused) done(refused, undefined);
-      else whole(scan);
+    const parse: Parse = (piece, next) => parseJson(request, piece, next);
+    if (text.length > PARSE_IN_PIECES) {
+      parseLarge(parse, text, done);
       return;
     }
-
-    // A batch of 30 MB takes 100 ms or more to parse, and 50 ms to scan, each in one piece: scanned
-    // in steps and parsed a document at a time, with a turn for other requests in between, the
-    // event loop is never held that long. The same parser reads each piece (it refuses
-    // `__proto__` and `constructor` keys); a body that does not parse in pieces is parsed whole,
-    // so its error is the whole parse's.
-    const parse = (piece: string): unknown => {
-      let out: unknown;
-      let failed = false;
-      parseJson(request, piece, (err, value) => {
-        failed = err !== null;
-        out = value;
-      });
-      if (failed) throw new Error("piece does not parse");
-      return out;
-    };
-    (async () => {
-      const scan = await scanJsonInTurns(text);
-      const refused = refusal(scan);
-      if (refused) return { refused };
-      const pieces = await arrayMemberInTurns(text, "invoices");
-      if (!pieces) return { scan, whole: true };
-      try {
-        const outside = parse(`${text.slice(0, pieces.open)}[]${text.slice(pieces.close + 1)}`);
-        const documents: unknown[] = [];
-        const pace = pacer(PARSE_TURN_MS);
-        for (const [from, to] of pieces.elements) {
-          await pace();
-          documents.push(parse(text.slice(from, to)));
-        }
-        (outside as Record<string, unknown>).invoices = documents;
-        return { scan, parsed: outside };
-      } catch {
-        return { scan, whole: true };
-      }
-    })().then(
-      (outcome) => {
-        if ("refused" in outcome) done(outcome.refused ?? null, undefined);
-        else if ("parsed" in outcome) {
-          const refused = checked(outcome.scan, outcome.parsed);
-          if (refused) done(refused, undefined);
-          else done(null, outcome.parsed);
-        } else whole(outcome.scan);
-      },
-      (err: Error) => done(err, undefined),
-    );
+    const scan = quickScan(text) ?? scanJson(text);
+    const refused = refusal(scan);
+    if (refused) done(refused, undefined);
+    else parseWhole(parse, text, scan, done);
   });
 }

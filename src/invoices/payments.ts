@@ -132,45 +132,42 @@ export type PaymentDecision =
 const DAY_MS = 86_400_000;
 const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
-/**
- * Decides an update against the invoice as it stands and the payments already recorded; throws the
- * 400 that says what is wrong. `now` is the clock, for the date's upper bound and its default.
- */
-export function decidePayment(
-  invoice: PayableInvoice,
-  change: PaymentChange,
-  recorded: readonly RecordedPayment[],
-  now: number,
-): PaymentDecision {
-  const from = invoice.payment_status;
-  const to = change.payment_status;
-  const digits = invoice.currency_digits;
-  const money = (minor: number) => `${formatMinor(minor, digits)} ${invoice.currency}`;
-  const fail = (details: string, violation: Omit<Violation, "message"> & { message?: string }) =>
-    new DomainError("payment_transition_refused", {
-      message: "Failed to update invoice",
-      details,
-      violations: [{ ...violation, message: violation.message ?? details }],
-    });
+/** The 400 that says why an update is refused; its violation's message is `details` unless it has one. */
+const refusal = (details: string, violation: Omit<Violation, "message"> & { message?: string }) =>
+  new DomainError("payment_transition_refused", {
+    message: "Failed to update invoice",
+    details,
+    violations: [{ ...violation, message: violation.message ?? details }],
+  });
 
+const money = (minor: number, invoice: PayableInvoice) =>
+  `${formatMinor(minor, invoice.currency_digits)} ${invoice.currency}`;
+
+/** An amount comes with the statuses that record a payment, and PARTIAL cannot do without one. */
+function checkAmountGiven(change: PaymentChange): void {
+  const to = change.payment_status;
   if (change.amount !== undefined && !TAKES_AMOUNT.includes(to)) {
-    throw fail(`amount is only for PARTIAL and PAID: a ${to} update records no payment`, {
+    throw refusal(`amount is only for PARTIAL and PAID: a ${to} update records no payment`, {
       path: "amount",
       rule: "amount_not_allowed",
       actual: change.amount,
     });
   }
   if (to === "PARTIAL" && change.amount === undefined) {
-    throw fail("amount is required for PARTIAL: the amount of this payment, in the invoice's currency", {
+    throw refusal("amount is required for PARTIAL: the amount of this payment, in the invoice's currency", {
       path: "amount",
       rule: "required",
       message: "is required for PARTIAL",
     });
   }
+}
+
+/** The day of the payment: as given, or today; not before the invoice's issue nor after tomorrow. */
+function paymentDate(invoice: PayableInvoice, change: PaymentChange, now: number): string {
   const today = dayOf(now);
   const date = change.payment_update_date ?? today;
   if (date < invoice.issue_date) {
-    throw fail(`payment_update_date ${date} is before the invoice's issue_date ${invoice.issue_date}`, {
+    throw refusal(`payment_update_date ${date} is before the invoice's issue_date ${invoice.issue_date}`, {
       path: "payment_update_date",
       rule: "date_order",
       expected: `on or after ${invoice.issue_date}`,
@@ -181,96 +178,110 @@ export function decidePayment(
   // A day of grace for clocks, and for clients east of UTC whose today has already begun.
   const latest = dayOf(now + DAY_MS);
   if (date > latest) {
-    throw fail(`payment_update_date ${date} is in the future: it must be ${latest} or earlier`, {
+    throw refusal(`payment_update_date ${date} is in the future: it must be ${latest} or earlier`, {
       path: "payment_update_date",
       rule: "date_not_future",
       expected: `on or before ${latest}`,
       actual: date,
     });
   }
-  let amount: number | undefined;
-  if (change.amount !== undefined) {
-    amount = minorUnits(change.amount, digits);
-    if (amount === undefined) {
-      throw fail(
-        `amount ${change.amount} is not a whole number of ${invoice.currency} minor units: ${invoice.currency} amounts carry at most ${digits} decimals`,
-        { path: "amount", rule: "precision", expected: `at most ${digits} decimals`, actual: change.amount },
-      );
-    }
-  }
+  return date;
+}
 
-  // A retried PARTIAL (its answer was lost) finds its payment recorded, whatever happened since.
+/** The amount of the update in minor units; undefined when it gives none. */
+function paymentMinor(invoice: PayableInvoice, change: PaymentChange): number | undefined {
+  if (change.amount === undefined) return undefined;
+  const digits = invoice.currency_digits;
+  const amount = minorUnits(change.amount, digits);
+  if (amount === undefined) {
+    throw refusal(
+      `amount ${change.amount} is not a whole number of ${invoice.currency} minor units: ${invoice.currency} amounts carry at most ${digits} decimals`,
+      { path: "amount", rule: "precision", expected: `at most ${digits} decimals`, actual: change.amount },
+    );
+  }
+  return amount;
+}
+
+/** Why the invoice's status cannot change to `to`: PARTIAL has money paid, the others are final. */
+function refusedMove(invoice: PayableInvoice, to: PaymentStatus): DomainError {
+  const from = invoice.payment_status;
+  if (from === "PARTIAL") {
+    const paid = money(invoice.paid_minor, invoice);
+    return refusal(
+      to === "REJECTED"
+        ? `payment_status is PARTIAL: ${paid} of the invoice has been paid, so it cannot be REJECTED; settle a rejection after a part payment with a credit note (invoice_type_code 380) whose billing_reference names this invoice`
+        : `payment_status is PARTIAL: ${paid} of the invoice has been paid, so it cannot go back to PENDING`,
+      {
+        path: "payment_status",
+        rule: "payment_transition",
+        message: "PARTIAL may only change to PARTIAL (another payment) or PAID",
+        expected: "PARTIAL or PAID",
+        actual: to,
+      },
+    );
+  }
+  return refusal(`payment_status is ${from}, which is final: it cannot change to ${to}`, {
+    path: "payment_status",
+    rule: "payment_transition",
+    message: `${from} is final; only PENDING and PARTIAL may change`,
+    expected: from,
+    actual: to,
+  });
+}
+
+/** A payment of `amount` minor units is countable, fits the balance, and settles it for PAID. */
+function checkPaymentFits(
+  invoice: PayableInvoice,
+  change: PaymentChange,
+  amount: number,
+  outstanding: number,
+): void {
+  const digits = invoice.currency_digits;
+  // Past 2^53 minor units (about 90 trillion NGN) integers are no longer exact in JavaScript.
+  if (!Number.isSafeInteger(invoice.payable_minor) || !Number.isSafeInteger(amount)) {
+    throw refusal(
+      `amounts beyond ${formatMinor(Number.MAX_SAFE_INTEGER, digits)} ${invoice.currency} cannot be counted exactly: send PAID without an amount to settle this invoice`,
+      { path: "amount", rule: "amount_too_large", actual: change.amount },
+    );
+  }
+  if (amount > outstanding) {
+    throw refusal(
+      `the payment of ${money(amount, invoice)} exceeds the outstanding balance ${money(outstanding, invoice)} by ${money(amount - outstanding, invoice)}`,
+      {
+        path: "amount",
+        rule: "overpayment",
+        message: `exceeds the outstanding balance ${money(outstanding, invoice)} by ${money(amount - outstanding, invoice)}`,
+        expected: `at most ${toMajor(outstanding, digits)}`,
+        actual: change.amount,
+      },
+    );
+  }
+  if (change.payment_status === "PAID" && amount < outstanding) {
+    throw refusal(
+      `PAID settles the outstanding balance ${money(outstanding, invoice)}: the payment of ${money(amount, invoice)} leaves ${money(outstanding - amount, invoice)} unpaid; send it as PARTIAL, or send PAID without an amount`,
+      {
+        path: "amount",
+        rule: "paid_settles_balance",
+        message: `must equal the outstanding balance ${money(outstanding, invoice)} for PAID (or be left out)`,
+        expected: toMajor(outstanding, digits),
+        actual: change.amount,
+        related: ["payment_status"],
+      },
+    );
+  }
+}
+
+/** The move an allowed update makes: the status it ends in, the payment it records, the balance after. */
+function move(
+  invoice: PayableInvoice,
+  change: PaymentChange,
+  amount: number | undefined,
+  outstanding: number,
+  date: string,
+): PaymentDecision {
+  const from = invoice.payment_status;
+  const to = change.payment_status;
   const reference = change.reference ?? null;
-  if (
-    to === "PARTIAL" &&
-    reference !== null &&
-    reference !== "" &&
-    recorded.some((p) => p.reference === reference && p.amount_minor === amount)
-  ) {
-    return { kind: "unchanged", replay: true };
-  }
-  if (to === from && to !== "PARTIAL") return { kind: "unchanged", replay: false };
-  if (!canMove(from, to)) {
-    if (from === "PARTIAL") {
-      const paid = money(invoice.paid_minor);
-      throw fail(
-        to === "REJECTED"
-          ? `payment_status is PARTIAL: ${paid} of the invoice has been paid, so it cannot be REJECTED; settle a rejection after a part payment with a credit note (invoice_type_code 380) whose billing_reference names this invoice`
-          : `payment_status is PARTIAL: ${paid} of the invoice has been paid, so it cannot go back to PENDING`,
-        {
-          path: "payment_status",
-          rule: "payment_transition",
-          message: "PARTIAL may only change to PARTIAL (another payment) or PAID",
-          expected: "PARTIAL or PAID",
-          actual: to,
-        },
-      );
-    }
-    throw fail(`payment_status is ${from}, which is final: it cannot change to ${to}`, {
-      path: "payment_status",
-      rule: "payment_transition",
-      message: `${from} is final; only PENDING and PARTIAL may change`,
-      expected: from,
-      actual: to,
-    });
-  }
-
-  const outstanding = invoice.payable_minor - invoice.paid_minor;
-  if (amount !== undefined) {
-    // Past 2^53 minor units (about 90 trillion NGN) integers are no longer exact in JavaScript.
-    if (!Number.isSafeInteger(invoice.payable_minor) || !Number.isSafeInteger(amount)) {
-      throw fail(
-        `amounts beyond ${formatMinor(Number.MAX_SAFE_INTEGER, digits)} ${invoice.currency} cannot be counted exactly: send PAID without an amount to settle this invoice`,
-        { path: "amount", rule: "amount_too_large", actual: change.amount },
-      );
-    }
-    if (amount > outstanding) {
-      throw fail(
-        `the payment of ${money(amount)} exceeds the outstanding balance ${money(outstanding)} by ${money(amount - outstanding)}`,
-        {
-          path: "amount",
-          rule: "overpayment",
-          message: `exceeds the outstanding balance ${money(outstanding)} by ${money(amount - outstanding)}`,
-          expected: `at most ${toMajor(outstanding, digits)}`,
-          actual: change.amount,
-        },
-      );
-    }
-    if (to === "PAID" && amount < outstanding) {
-      throw fail(
-        `PAID settles the outstanding balance ${money(outstanding)}: the payment of ${money(amount)} leaves ${money(outstanding - amount)} unpaid; send it as PARTIAL, or send PAID without an amount`,
-        {
-          path: "amount",
-          rule: "paid_settles_balance",
-          message: `must equal the outstanding balance ${money(outstanding)} for PAID (or be left out)`,
-          expected: toMajor(outstanding, digits),
-          actual: change.amount,
-          related: ["payment_status"],
-        },
-      );
-    }
-  }
-
   let next = to;
   let payment: number | undefined;
   if (to === "PAID") payment = outstanding;
@@ -289,11 +300,45 @@ export function decidePayment(
       from,
       to: next,
       reference,
-      ...(payment === undefined ? {} : { amount: toMajor(payment, digits) }),
+      ...(payment === undefined ? {} : { amount: toMajor(payment, invoice.currency_digits) }),
       payment_update_date: date,
       ...amountsOf({ ...invoice, paid_minor: paid }),
     },
   };
+}
+
+/**
+ * Decides an update against the invoice as it stands and the payments already recorded; throws the
+ * 400 that says what is wrong. `now` is the clock, for the date's upper bound and its default.
+ */
+export function decidePayment(
+  invoice: PayableInvoice,
+  change: PaymentChange,
+  recorded: readonly RecordedPayment[],
+  now: number,
+): PaymentDecision {
+  const from = invoice.payment_status;
+  const to = change.payment_status;
+  checkAmountGiven(change);
+  const date = paymentDate(invoice, change, now);
+  const amount = paymentMinor(invoice, change);
+
+  // A retried PARTIAL (its answer was lost) finds its payment recorded, whatever happened since.
+  const reference = change.reference ?? null;
+  if (
+    to === "PARTIAL" &&
+    reference !== null &&
+    reference !== "" &&
+    recorded.some((p) => p.reference === reference && p.amount_minor === amount)
+  ) {
+    return { kind: "unchanged", replay: true };
+  }
+  if (to === from && to !== "PARTIAL") return { kind: "unchanged", replay: false };
+  if (!canMove(from, to)) throw refusedMove(invoice, to);
+
+  const outstanding = invoice.payable_minor - invoice.paid_minor;
+  if (amount !== undefined) checkPaymentFits(invoice, change, amount, outstanding);
+  return move(invoice, change, amount, outstanding, date);
 }
 
 /**

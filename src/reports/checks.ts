@@ -14,13 +14,9 @@ export type ReportedInvoice = {
   currency: string | undefined;
 };
 
-/**
- * Checks of a fiscalization report whose fields already have the right shapes (numeric text, real
- * dates, TINs): codes, arithmetic, and consistency with the invoice it reports.
- */
-export function checkReport(report: FiscalizationReport, invoice: ReportedInvoice | undefined) {
+/** What the report names that is unknown: its currency, its tax category, or the invoice it reports. */
+function lookupErrors(report: FiscalizationReport, registered: boolean): Violation[] {
   const errors: Violation[] = [];
-  const warnings: Violation[] = [];
   if (!currencies.has(report.currency)) {
     errors.push({
       path: "currency",
@@ -35,14 +31,18 @@ export function checkReport(report: FiscalizationReport, invoice: ReportedInvoic
       message: `'${report.vat_status}' is not a code of resources/tax-categories`,
     });
   }
-  if (!invoice) {
+  if (!registered) {
     errors.push({
       path: "irn",
       rule: "irn_registered",
       message: `IRN '${report.irn}' is not registered for this business`,
     });
   }
+  return errors;
+}
 
+/** The VAT at the report's rate, and the total of the base and the taxes. */
+function arithmeticErrors(report: FiscalizationReport): Violation[] {
   const places = currencyDigits(report.currency);
   const [base, rate, vat, other, total] = [
     report.base_amount,
@@ -51,62 +51,67 @@ export function checkReport(report: FiscalizationReport, invoice: ReportedInvoic
     report.other_taxes,
     report.total_amount,
   ].map(Number) as [number, number, number, number, number];
-  const compare = (
-    path: string,
-    rule: string,
-    formula: string,
-    expected: number,
-    actual: number,
-    related: string[],
-    alternatives: number[],
-  ) => {
-    const finding = disagreement({ path, rule, formula, expected, alternatives, actual, places, related });
-    if (finding) errors.push(finding);
-  };
   // As for invoices: within half a minor unit of the formula over the values as sent, or over them
   // rounded first.
   const r = (value: number) => round(value, places);
-  compare(
-    "vat_calculated",
-    "report_vat",
-    "base_amount × vat_rate / 100",
-    (base * rate) / 100,
-    vat,
-    ["base_amount", "vat_rate"],
-    [(r(base) * rate) / 100],
-  );
-  compare(
-    "total_amount",
-    "report_total",
-    "base_amount + vat_calculated + other_taxes",
-    base + vat + other,
-    total,
-    ["base_amount", "vat_calculated", "other_taxes"],
-    [r(base) + r(vat) + r(other)],
-  );
+  const findings = [
+    disagreement({
+      path: "vat_calculated",
+      rule: "report_vat",
+      formula: "base_amount × vat_rate / 100",
+      expected: (base * rate) / 100,
+      alternatives: [(r(base) * rate) / 100],
+      actual: vat,
+      places,
+      related: ["base_amount", "vat_rate"],
+    }),
+    disagreement({
+      path: "total_amount",
+      rule: "report_total",
+      formula: "base_amount + vat_calculated + other_taxes",
+      expected: base + vat + other,
+      alternatives: [r(base) + r(vat) + r(other)],
+      actual: total,
+      places,
+      related: ["base_amount", "vat_calculated", "other_taxes"],
+    }),
+  ];
+  return findings.filter((finding) => finding !== undefined);
+}
 
-  if (invoice) {
-    if (invoice.supplier_tin && report.agent_tin !== invoice.supplier_tin) {
-      warnings.push({
-        path: "agent_tin",
-        rule: "report_matches_invoice",
-        message: `differs from the invoice's supplier TIN ${invoice.supplier_tin}`,
-      });
-    }
-    if (invoice.customer_tin && report.beneficiary_tin !== invoice.customer_tin) {
-      warnings.push({
-        path: "beneficiary_tin",
-        rule: "report_matches_invoice",
-        message: `differs from the invoice's customer TIN ${invoice.customer_tin}`,
-      });
-    }
-    if (invoice.currency && report.currency !== invoice.currency) {
-      warnings.push({
-        path: "currency",
-        rule: "report_matches_invoice",
-        message: `differs from the invoice's currency ${invoice.currency}`,
-      });
-    }
+/** Where the report and the invoice it reports disagree. */
+function invoiceMismatches(report: FiscalizationReport, invoice: ReportedInvoice): Violation[] {
+  const warnings: Violation[] = [];
+  if (invoice.supplier_tin && report.agent_tin !== invoice.supplier_tin) {
+    warnings.push({
+      path: "agent_tin",
+      rule: "report_matches_invoice",
+      message: `differs from the invoice's supplier TIN ${invoice.supplier_tin}`,
+    });
   }
+  if (invoice.customer_tin && report.beneficiary_tin !== invoice.customer_tin) {
+    warnings.push({
+      path: "beneficiary_tin",
+      rule: "report_matches_invoice",
+      message: `differs from the invoice's customer TIN ${invoice.customer_tin}`,
+    });
+  }
+  if (invoice.currency && report.currency !== invoice.currency) {
+    warnings.push({
+      path: "currency",
+      rule: "report_matches_invoice",
+      message: `differs from the invoice's currency ${invoice.currency}`,
+    });
+  }
+  return warnings;
+}
+
+/**
+ * Checks of a fiscalization report whose fields already have the right shapes (numeric text, real
+ * dates, TINs): codes, arithmetic, and consistency with the invoice it reports.
+ */
+export function checkReport(report: FiscalizationReport, invoice: ReportedInvoice | undefined) {
+  const errors = [...lookupErrors(report, invoice !== undefined), ...arithmeticErrors(report)];
+  const warnings = invoice ? invoiceMismatches(report, invoice) : [];
   return { errors, warnings };
 }
