@@ -57,6 +57,7 @@ export type SharedCounts = {
 
 export type RateCounter = ReturnType<typeof rateCounter>;
 
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: a factory: its closures are the counter's operations, each short
 export function rateCounter(
   options: {
     shared?: SharedCounts;

@@ -39,6 +39,7 @@ export type Begun = { kind: "claimed"; claim: Claim } | { kind: "replay"; answer
  * for the stored answer, polling the database (the first may be in another process), for up to
  * `waitMs`; when the first runs in this process, its end wakes the waiters at once.
  */
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: a factory: begin, complete and release are its closures, each short
 export function idempotencyService(deps: {
   db: Db;
   keys: IdempotencyRepository;

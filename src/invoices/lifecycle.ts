@@ -71,6 +71,7 @@ export function eventData(
   };
 }
 
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: a factory: each transition is a closure of its own
 export function invoiceLifecycle(deps: {
   invoices: Pick<
     InvoiceRepository,

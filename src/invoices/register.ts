@@ -42,6 +42,7 @@ function validationFailed(violations: Violation[], beyond = 0): DomainError {
  * stored with the other signs of its turn in one transaction (the group commit, `signInto`), which
  * also writes the first history entry, the webhook notice and, for sign-transmit, the delivery job.
  */
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: a factory: check, prepare and the group commit are its closures, each under the limit
 export function invoiceRegistration(deps: {
   db: Db;
   invoices: InvoiceRepository;

@@ -57,6 +57,7 @@ export function stateQuery(tx: Executor, irn: string, businessId: string): Compi
     .compile();
 }
 
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: a repository: one short closure per statement
 export function invoiceRepository(db: Db) {
   /** Appends to several histories at once, in the order given. */
   async function addEvents(entries: ReadonlyArray<{ irn: string; event: InvoiceEvent }>, tx: Executor = db) {

@@ -46,6 +46,7 @@ function descriptionContains(db: Executor, text: string) {
   return sql<boolean>`(products.rowid in (select rowid from product_trigrams where product_trigrams match ${phrase}) and ${like})`;
 }
 
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: a repository: one short closure per statement
 export function catalogRepository(db: Db) {
   function productWhere(query: SelectQueryBuilder<Database, "products", object>, f: ProductFilter) {
     let q = query;

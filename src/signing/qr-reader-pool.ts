@@ -47,6 +47,7 @@ type Reply =
  * shrinks, so a thread whose decoder holds more than `memoryLimitMb` after an image is replaced.
  * The largest images the guard admits take about 95 MB (a 2,000 × 2,000 16-bit RGBA PNG).
  */
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: a factory: the pool's operations are its closures, each short
 export function qrImageReader(
   options: { timeLimitMs?: number; maxQueue?: number; memoryLimitMb?: number } = {},
 ): QrImageReader {

@@ -4,6 +4,7 @@ import type { JobKind, OutboxJob, OutboxJobTable } from "../db/schema.ts";
 
 export type Lease = { owner: string; now: string; until: string };
 
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: a repository: one short closure per statement
 export function outboxRepository(db: Db) {
   return {
     async enqueue(job: Insertable<OutboxJobTable>, tx: Executor = db): Promise<number> {
