@@ -37,6 +37,8 @@ export type AppDeps = {
   /** Resolves when the database answers; for the readiness probe. */
   ready(): Promise<void>;
   metrics?: Pick<ServiceMetrics, "request">;
+  /** Check each answer against its route's response schema (outside production: it costs a walk of the answer). */
+  checkAnswers?: boolean;
   /**
    * Values for the examples' placeholders (`BUSINESS_ID` for `{{BUSINESS_ID}}`) in the document
    * /docs shows: the sandbox's demo business, so "Try it out" works as it stands. /openapi.json
@@ -91,9 +93,24 @@ export async function buildApp(deps: AppDeps) {
     return sendError(reply, domain, request.routeOptions.config?.handler ?? "einvoice");
   });
 
-  // The route schemas describe the API (OpenAPI 3.1 at /openapi.json); answers are serialized as
-  // built, so a documented response schema can never drop or reshape a field.
-  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+  // The route schemas describe the API (OpenAPI 3.1 at /openapi.json) and, outside production, every
+  // answer is checked against its route's response schema: one that does not match is our bug, an
+  // error (500, logged), so the test suite proves the document describes the answers. Answers are
+  // serialized as built rather than by the schema (fast-json-stringify), which would drop an
+  // undeclared field or coerce a mistyped one in silence: a drift would become a changed answer.
+  const answers = deps.checkAnswers ? createAjv("body") : undefined;
+  app.setSerializerCompiler(({ schema, method, url, httpStatus }) => {
+    const check = answers?.compile(schema as object);
+    if (!check) return (data) => JSON.stringify(data);
+    return (data) => {
+      if (!check(data)) {
+        throw new Error(
+          `the ${httpStatus} answer to ${method} ${url} does not match its response schema: ${answers?.errorsText(check.errors)}`,
+        );
+      }
+      return JSON.stringify(data);
+    };
+  });
   await registerDocs(app, deps.docsExampleValues);
 
   const bodyAjv = createAjv("body");

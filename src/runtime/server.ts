@@ -37,6 +37,7 @@ export function createServer(ctx: Context, logger: Logger) {
       await sql`select 1`.execute(ctx.db);
     },
     metrics: ctx.counters,
+    checkAnswers: ctx.config.mode !== "production",
     docsExampleValues:
       ctx.config.mode === "sandbox" ? () => sandboxExampleValues(ctx.config.dataDir) : undefined,
     routes: [
