@@ -1,0 +1,97 @@
+import { type TSchema, Type } from "typebox";
+import { PAYMENT_STATUSES } from "../reference/data.ts";
+import { INVOICE_STATUSES } from "./lifecycle.ts";
+
+// The bodies and answers of the invoice routes, as routes.ts declares them and openapi.json shows them.
+
+export const IrnParams = Type.Object({ irn: Type.String({ minLength: 1, maxLength: 100 }) });
+export const UpdateBody = Type.Object(
+  {
+    payment_status: Type.Union(PAYMENT_STATUSES.map((s) => Type.Literal(s))),
+    reference: Type.Optional(
+      Type.String({
+        maxLength: 500,
+        description:
+          "payment reference or note; a PARTIAL with the reference and amount of a payment already recorded is a retry, recorded once",
+      }),
+    ),
+    amount: Type.Optional(
+      Type.Number({
+        exclusiveMinimum: 0,
+        maximum: 1e15,
+        description:
+          "this payment, in the document currency: required for PARTIAL; for PAID, the outstanding balance (left out, PAID settles it)",
+      }),
+    ),
+    payment_update_date: Type.Optional(
+      Type.String({
+        format: "date",
+        description: "when it was paid: not before the issue date nor after tomorrow (UTC); default today",
+      }),
+    ),
+  },
+  {
+    examples: [
+      { payment_status: "PARTIAL", amount: 25000, payment_update_date: "2026-11-20", reference: "TRF-889" },
+      { payment_status: "PAID" },
+    ],
+  },
+);
+export const IrnValidateBody = Type.Object({
+  irn: Type.String({ minLength: 1, maxLength: 100 }),
+  business_id: Type.String({ minLength: 1, maxLength: 100 }),
+});
+
+export const Status = Type.Union(INVOICE_STATUSES.map((v) => Type.Literal(v)));
+export const Payment = Type.Union(PAYMENT_STATUSES.map((v) => Type.Literal(v)));
+const Nullable = (schema: TSchema) => Type.Union([schema, Type.Null()]);
+/** What the lookup and the full record both say of an invoice's state. */
+const State = {
+  irn: Type.String(),
+  business_id: Type.String(),
+  status: Status,
+  payment_status: Payment,
+  payment_reference: Nullable(Type.String()),
+  amount_paid: Type.Number({ description: "paid so far, in the document currency" }),
+  amount_outstanding: Type.Number({ description: "payable amount less amount_paid" }),
+  signed_at: Type.String({ format: "date-time" }),
+  transmitted_at: Nullable(Type.String({ format: "date-time" })),
+  authority_reference: Nullable(Type.String()),
+};
+export const Lookup = Type.Object({
+  ...State,
+  attempts: Type.Array(Type.Object({ at: Type.String() }, { additionalProperties: true }), {
+    description: "each delivery attempt to the tax authority",
+  }),
+});
+const HistoryEntry = Type.Object({
+  at: Type.String({ format: "date-time" }),
+  type: Type.String(),
+  actor: Type.String({ description: "key:<API key>, outbox:<worker>, cli, …" }),
+  detail: Type.Object({}, { additionalProperties: true }),
+});
+export const FullRecord = Type.Object({
+  ...State,
+  invoice_type_code: Type.String(),
+  issue_date: Type.String({ format: "date" }),
+  updated_at: Type.String({ format: "date-time" }),
+  qr_code: Type.String({ description: "base64 of the RSA-encrypted QR payload" }),
+  previous_hash: Nullable(Type.String({ description: "hash of the business's previous invoice" })),
+  document: Type.Object(
+    {},
+    {
+      additionalProperties: true,
+      description:
+        "the invoice as submitted, in canonical form: business_id in lower case, floating-point noise taken out of amounts",
+    },
+  ),
+  signature: Nullable(
+    Type.Object({
+      alg: Type.Literal("EdDSA"),
+      kid: Type.String(),
+      hash: Type.String(),
+      value: Type.String(),
+    }),
+  ),
+  history: Type.Array(HistoryEntry),
+});
