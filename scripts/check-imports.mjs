@@ -5,13 +5,10 @@
 // - src/crypto imports no domain: it is a library;
 // - src/transmission imports nothing from src/invoices: the outbox reports outcomes through a port;
 // - no cycle between the folders of src/ (each edge of one is named, with an import that makes it).
-// A breach that must stay for a while is listed in KNOWN below, to be removed by the change that
-// mends it: a new breach fails, and so does a listed one that no longer happens (the list only shrinks).
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 
 const SRC = "src";
-const KNOWN = new Set([]);
 
 function files(dir) {
   return readdirSync(dir).flatMap((name) => {
@@ -78,11 +75,8 @@ for (const [from, targets] of edges) {
 }
 found.push(...cyclic.keys());
 
-const breaches = [...new Set(found)].filter((f) => !KNOWN.has(f));
-const mended = [...KNOWN].filter((k) => !found.includes(k));
+const breaches = [...new Set(found)];
 for (const b of breaches)
   console.error(`import rule broken: ${b}${cyclic.has(b) ? ` (${cyclic.get(b)})` : ""}`);
-for (const m of mended)
-  console.error(`no longer happens, remove it from KNOWN in scripts/check-imports.mjs: ${m}`);
-if (breaches.length > 0 || mended.length > 0) process.exit(1);
-console.log(`imports: layering rules hold (${KNOWN.size} known breaches left to mend)`);
+if (breaches.length > 0) process.exit(1);
+console.log("imports: layering rules hold");
