@@ -7,7 +7,7 @@ import Fastify, {
   type FastifyRequest,
 } from "fastify";
 import { DomainError } from "../errors.ts";
-import { createAjv } from "../schema/ajv.ts";
+import { createAjv, createAnswerAjv } from "../schema/ajv.ts";
 import { type Authenticate, guard } from "./auth.ts";
 import { registerDocs } from "./docs.ts";
 import { fromFrameworkError, routeNotFound, sendError } from "./error-mapper.ts";
@@ -98,7 +98,7 @@ export async function buildApp(deps: AppDeps) {
   // error (500, logged), so the test suite proves the document describes the answers. Answers are
   // serialized as built rather than by the schema (fast-json-stringify), which would drop an
   // undeclared field or coerce a mistyped one in silence: a drift would become a changed answer.
-  const answers = deps.checkAnswers ? createAjv("body") : undefined;
+  const answers = deps.checkAnswers ? createAnswerAjv() : undefined;
   app.setSerializerCompiler(({ schema, method, url, httpStatus }) => {
     const check = answers?.compile(schema as object);
     if (!check) return (data) => JSON.stringify(data);

@@ -1,4 +1,5 @@
 import { Ajv, type Options } from "ajv";
+import formatsPlugin from "ajv-formats";
 import { isRealDate } from "../crypto/irn.ts";
 
 /** Named formats, so an error can say in words what the field must look like. */
@@ -53,5 +54,18 @@ export function createAjv(kind: "body" | "text"): Ajv {
       : { allErrors: true, coerceTypes: true, useDefaults: true, removeAdditional: false, strict: false };
   const ajv = new Ajv(options);
   for (const [name, validate] of Object.entries(FORMATS)) ajv.addFormat(name, { type: "string", validate });
+  return ajv;
+}
+
+/**
+ * Answers, checked outside production against their documented schemas (http/app.ts): the body's
+ * formats, and the two only answers carry.
+ */
+export function createAnswerAjv(): Ajv {
+  const ajv = createAjv("body");
+  // A CommonJS module: its plugin is `default` both as TypeScript types it and as Node loads it.
+  formatsPlugin.default(ajv, ["date-time"]);
+  // A PNG or SVG answer is bytes, documented as `format: binary` for OpenAPI: nothing to check.
+  ajv.addFormat("binary", true);
   return ajv;
 }
