@@ -80,13 +80,21 @@ test("checking a 10,000-line document on the thread leaves the event loop free",
     }, 5);
     await work();
     clearInterval(timer);
-    return worst;
+    // The gap still open when the work ends counts too: work that never let the timer run is one gap.
+    return Math.max(worst, performance.now() - last);
   }
-  const threaded = await worstWait(async () => {
+  // Each measured three times, the least kept: a moment when the machine is busy elsewhere stretches
+  // one run's waits, while checks that held the event loop would stretch every run's.
+  const least = async (work: () => Promise<unknown>) => {
+    let best = Number.POSITIVE_INFINITY;
+    for (let run = 0; run < 3; run++) best = Math.min(best, await worstWait(work));
+    return best;
+  };
+  const threaded = await least(async () => {
     for (let i = 0; i < 3; i++) await pool.validate(doc, CTX);
   });
   // The same checks in place, for scale: on a loaded machine both waits grow.
-  const inPlace = await worstWait(async () => {
+  const inPlace = await least(async () => {
     for (let i = 0; i < 3; i++) {
       await new Promise((resolve) => setTimeout(resolve, 10));
       validateInvoice(doc, CTX);
@@ -95,5 +103,6 @@ test("checking a 10,000-line document on the thread leaves the event loop free",
   t.diagnostic(
     `the event loop waited at most ${threaded.toFixed(0)} ms (in place: ${inPlace.toFixed(0)} ms)`,
   );
-  assert.ok(threaded < 50 || threaded < inPlace / 3, `the event loop waited ${threaded.toFixed(0)} ms`);
+  // A pool that checked in place would hold the loop for all three checks at once: three times `inPlace`.
+  assert.ok(threaded < 50 || threaded < inPlace / 2, `the event loop waited ${threaded.toFixed(0)} ms`);
 });
