@@ -66,3 +66,11 @@ export const cutOffReason = (settings: Pick<OutboxSettings, "maxAttempts">) =>
 
 /** A claim past the retry budget: the last attempt it allowed never finished. */
 export class OutOfAttempts extends Error {}
+
+/** Throws OutOfAttempts, with its reason, for a claim past the retry budget: nothing is sent then. */
+export function refuseOutOfAttempts(
+  job: Pick<OutboxJob, "attempts">,
+  settings: Pick<OutboxSettings, "maxAttempts">,
+): void {
+  if (outOfAttempts(job, settings)) throw new OutOfAttempts(cutOffReason(settings));
+}

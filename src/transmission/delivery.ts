@@ -2,10 +2,9 @@ import { type Db, writeTransaction } from "../db/database.ts";
 import type { OutboxJob } from "../db/schema.ts";
 import {
   backoffMs,
-  cutOffReason,
   type OutboxSettings,
   OutOfAttempts,
-  outOfAttempts,
+  refuseOutOfAttempts,
   timeLimit,
   withTimeout,
 } from "./attempts.ts";
@@ -29,8 +28,6 @@ export function deliveryHandler(deps: {
   settings: OutboxSettings;
 }): JobHandler {
   const { db, outbox, settling, invoices, authority, settings } = deps;
-  const exhausted = (job: OutboxJob) => outOfAttempts(job, settings);
-  const incomplete = () => cutOffReason(settings);
   const skip = settling.skip;
 
   async function deliver(job: OutboxJob, owner: string, timeoutMs: number): Promise<Outcome> {
@@ -42,7 +39,7 @@ export function deliveryHandler(deps: {
     const actor = `outbox:${owner}`;
     const started = Date.now();
     try {
-      if (exhausted(job)) throw new OutOfAttempts(incomplete());
+      refuseOutOfAttempts(job, settings);
       const receipt = await withTimeout(timeLimit(job, timeoutMs, settings), (signal) =>
         authority.deliver({ irn, businessId: target.businessId, document: target.document }, signal),
       );

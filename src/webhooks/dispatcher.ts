@@ -3,10 +3,9 @@ import type { Sealer } from "../crypto/sealer.ts";
 import type { OutboxJob } from "../db/schema.ts";
 import {
   backoffMs,
-  cutOffReason,
   type OutboxSettings,
   OutOfAttempts,
-  outOfAttempts,
+  refuseOutOfAttempts,
   timeLimit,
   withTimeout,
 } from "../transmission/attempts.ts";
@@ -34,8 +33,6 @@ export function webhookDispatcher(deps: {
 }): JobHandler {
   const { outbox, settling, webhooks, sealer, settings } = deps;
   const { skip, write } = settling;
-  const exhausted = (job: OutboxJob) => outOfAttempts(job, settings);
-  const incomplete = () => cutOffReason(settings);
 
   async function sendWebhook(job: OutboxJob, owner: string, timeoutMs: number): Promise<Outcome> {
     const attempt = job.attempts;
@@ -45,7 +42,7 @@ export function webhookDispatcher(deps: {
     }
     const body = job.payload;
     try {
-      if (exhausted(job)) throw new OutOfAttempts(incomplete());
+      refuseOutOfAttempts(job, settings);
       const response = await withTimeout(timeLimit(job, timeoutMs, settings), async (signal) => {
         const secret = sealer.open(hook.secret, hook.business_id);
         const answer = await fetch(hook.url, {
