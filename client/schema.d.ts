@@ -5324,6 +5324,14 @@ export interface operations {
                             signed_at: string;
                             transmitted_at: string | null;
                             authority_reference: string | null;
+                            authority_state: ("REGISTERED" | "AWAITING_BUYER" | "AWAITING_OPERATOR") | null;
+                            authority_error: {
+                                status: number;
+                                id?: string;
+                                details?: string;
+                                public_message?: string;
+                                sub_message?: string;
+                            } | null;
                             /** @description each delivery attempt to the tax authority */
                             attempts: ({
                                 at: string;

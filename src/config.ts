@@ -52,11 +52,22 @@ const Env = Type.Object({
   EINVOICE_REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 1000, maximum: 600_000, default: 30_000 }),
   /** `serve` forks this many API processes sharing one port (node:cluster). */
   EINVOICE_PROCESSES: Type.Integer({ minimum: 1, maximum: 256, default: 1 }),
-  /** Where signed invoices are delivered: this service itself, or an upstream API of the same shape. */
-  EINVOICE_AUTHORITY: Type.Union([Type.Literal("builtin"), Type.Literal("http")], { default: "builtin" }),
+  /**
+   * Where signed invoices are delivered: this service itself, an upstream API of the same shape, or
+   * the authority's MBS API.
+   */
+  EINVOICE_AUTHORITY: Type.Union([Type.Literal("builtin"), Type.Literal("http"), Type.Literal("mbs")], {
+    default: "builtin",
+  }),
   EINVOICE_AUTHORITY_URL: Type.Optional(Type.String({ pattern: "^https?://" })),
   EINVOICE_AUTHORITY_API_KEY: Type.Optional(Type.String({ minLength: 1 })),
   EINVOICE_AUTHORITY_API_SECRET: Type.Optional(Type.String({ minLength: 1 })),
+  /** The MBS host (sandbox or production) and the APP's credentials from the MBS dashboard. */
+  EINVOICE_MBS_URL: Type.Optional(Type.String()),
+  EINVOICE_MBS_API_KEY: Type.Optional(Type.String()),
+  EINVOICE_MBS_API_SECRET: Type.Optional(Type.String()),
+  /** The time limit of one call to MBS (a delivery makes several, each within the attempt's own limit). */
+  EINVOICE_MBS_CALL_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 300_000, default: 8000 }),
   /** `off` keeps `serve` from delivering in the background (run `einvoice worker` instead). */
   EINVOICE_WORKER: Type.Union([Type.Literal("on"), Type.Literal("off")], { default: "on" }),
   EINVOICE_WORKER_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 256, default: 8 }),
@@ -100,7 +111,10 @@ export type Config = {
   strictSupplier: boolean;
   /** Fastify's `trustProxy`: which proxies' X-Forwarded-* headers to believe. */
   trustProxy: boolean | string;
-  authority: { kind: "builtin" } | { kind: "http"; url: string; apiKey: string; apiSecret: string };
+  authority:
+    | { kind: "builtin" }
+    | { kind: "http"; url: string; apiKey: string; apiSecret: string }
+    | { kind: "mbs"; url: string; apiKey: string; apiSecret: string; callTimeoutMs: number };
   outbox: {
     worker: boolean;
     concurrency: number;
@@ -223,6 +237,7 @@ function trustProxyOf(value: string | undefined): Config["trustProxy"] {
 
 function authorityOf(parsed: Static<typeof Env>): Config["authority"] {
   if (parsed.EINVOICE_AUTHORITY === "builtin") return { kind: "builtin" };
+  if (parsed.EINVOICE_AUTHORITY === "mbs") return mbsOf(parsed);
   const {
     EINVOICE_AUTHORITY_URL: url,
     EINVOICE_AUTHORITY_API_KEY: apiKey,
@@ -234,6 +249,43 @@ function authorityOf(parsed: Static<typeof Env>): Config["authority"] {
     );
   }
   return { kind: "http", url: url.replace(/\/+$/, ""), apiKey, apiSecret };
+}
+
+/** Each MBS setting checked on its own, so the message names the one to fix. */
+function mbsOf(parsed: Static<typeof Env>): Config["authority"] {
+  const url = parsed.EINVOICE_MBS_URL?.trim();
+  if (!url) throw new ConfigError("EINVOICE_AUTHORITY=mbs needs EINVOICE_MBS_URL (the MBS host, https://…)");
+  let parsedUrl: URL;
+  try {
+    parsedUrl = new URL(url);
+  } catch {
+    throw new ConfigError(`EINVOICE_MBS_URL is not a URL: ${JSON.stringify(url.slice(0, 200))}`);
+  }
+  if (!["http:", "https:"].includes(parsedUrl.protocol) || parsedUrl.search || parsedUrl.hash) {
+    throw new ConfigError("EINVOICE_MBS_URL must be an http(s) URL of the host, without a query or fragment");
+  }
+  if (parsedUrl.username || parsedUrl.password) {
+    // The credentials are headers; a URL's user part would end up in logs and error messages.
+    throw new ConfigError(
+      "EINVOICE_MBS_URL must not carry credentials: use EINVOICE_MBS_API_KEY and _SECRET",
+    );
+  }
+  const credential = (name: "EINVOICE_MBS_API_KEY" | "EINVOICE_MBS_API_SECRET") => {
+    const value = parsed[name];
+    if (!value) throw new ConfigError(`EINVOICE_AUTHORITY=mbs needs ${name} (issued in the MBS dashboard)`);
+    // A header value cannot hold these; fetch would refuse every call later, far from the cause.
+    if (/[\r\n\0]/.test(value) || value !== value.trim()) {
+      throw new ConfigError(`${name} holds spaces or control characters around or inside it`);
+    }
+    return value;
+  };
+  return {
+    kind: "mbs",
+    url: url.replace(/\/+$/, ""),
+    apiKey: credential("EINVOICE_MBS_API_KEY"),
+    apiSecret: credential("EINVOICE_MBS_API_SECRET"),
+    callTimeoutMs: parsed.EINVOICE_MBS_CALL_TIMEOUT_MS,
+  };
 }
 
 function sqliteFile(url: string): string {

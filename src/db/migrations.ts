@@ -326,6 +326,19 @@ const migrations: Record<string, Migration> = {
             .execute());
     },
   },
+  "0012_forwarded_messages": {
+    async up(db: Kysely<unknown>) {
+      // Messages forwarded to the authority after a delivery (payment updates, VAT reports) run in
+      // the order they were queued per invoice: each looks for an earlier open one of its invoice.
+      await db.schema
+        .createIndex("outbox_jobs_open_forward")
+        .on("outbox_jobs")
+        .columns(["irn", "id"])
+        .where(sql.ref("state"), "=", "pending")
+        .where(sql.ref("kind"), "=", "forward")
+        .execute();
+    },
+  },
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -112,7 +112,8 @@ export interface ServiceTable {
   service_category: string;
 }
 
-export type JobKind = "delivery" | "webhook";
+/** delivery: an invoice to the authority; webhook: an event; forward: a later message to the authority. */
+export type JobKind = "delivery" | "webhook" | "forward";
 export type JobState = "pending" | "done" | "failed";
 
 /** The durable outbox: deliveries to the authority and webhook events, each retried until done. */

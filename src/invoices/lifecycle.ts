@@ -2,6 +2,7 @@ import type { Sealer } from "../crypto/sealer.ts";
 import type { Executor } from "../db/database.ts";
 import type { InvoiceTable, StoredInvoiceStatus, StoredPaymentStatus } from "../db/schema.ts";
 import { PAYMENT_STATUSES, type PaymentStatus } from "../reference/data.ts";
+import type { AuthorityForwarder } from "../transmission/forward.ts";
 import type { DeliveryPort } from "../transmission/port.ts";
 import type { WebhookNotifier } from "../webhooks/notifier.ts";
 import { amountsOf, type Balance, type PaymentDecision } from "./payments.ts";
@@ -79,8 +80,10 @@ export function invoiceLifecycle(deps: {
   >;
   notifier: Pick<WebhookNotifier, "notify">;
   sealer: Pick<Sealer, "open">;
+  /** Tells the authority of payment changes, when it keeps them (MBS). */
+  forwarder: Pick<AuthorityForwarder, "forward">;
 }) {
-  const { invoices, notifier, sealer } = deps;
+  const { invoices, notifier, sealer, forwarder } = deps;
 
   /** What the outbox reports of a delivery, written as the invoice's state, history and notices. */
   const delivery: DeliveryPort = {
@@ -89,6 +92,10 @@ export function invoiceLifecycle(deps: {
       if (!invoice) return { skip: "invoice not found" };
       if (invoice.status === "TRANSMITTED") return { skip: null };
       return { businessId: invoice.business_id, document: openDocument(invoice, sealer) };
+    },
+
+    async isDelivered(irn) {
+      return (await invoices.findByIrn(irn))?.status === "TRANSMITTED";
     },
 
     async delivered(irn, report, tx) {
@@ -151,6 +158,9 @@ export function invoiceLifecycle(deps: {
           error,
           ...(report.durationMs === undefined ? {} : { duration_ms: report.durationMs }),
           ...(report.nextAttemptAt ? { next_attempt_at: report.nextAttemptAt } : {}),
+          ...(report.hold ? { hold: report.hold } : {}),
+          ...(report.authorityState ? { authority_state: report.authorityState } : {}),
+          ...(report.authorityAnswer ? { authority_error: report.authorityAnswer } : {}),
         },
       };
       if (!report.final) {
@@ -168,7 +178,12 @@ export function invoiceLifecycle(deps: {
               at,
               type: "transmission_failed",
               actor,
-              detail: { authority: report.authority, attempts: attempt, error },
+              detail: {
+                authority: report.authority,
+                attempts: attempt,
+                error,
+                ...(report.authorityAnswer ? { authority_error: report.authorityAnswer } : {}),
+              },
             },
           },
         ],
@@ -237,6 +252,25 @@ export function invoiceLifecycle(deps: {
       );
       if (!moved) return false;
       await invoices.addEvent(row.irn, { at, type: "payment_updated", actor, detail: decision.detail }, tx);
+      const { amount, payment_update_date } = decision.detail as {
+        amount?: number;
+        payment_update_date?: string;
+      };
+      await forwarder.forward(
+        {
+          kind: "payment_update",
+          irn: row.irn,
+          update: {
+            payment_status: decision.to,
+            reference: decision.payment_reference,
+            ...(amount === undefined ? {} : { amount }),
+            ...(payment_update_date === undefined ? {} : { payment_update_date }),
+          },
+        },
+        row.business_id,
+        at,
+        tx,
+      );
       await notifier.notify(
         {
           businessId: row.business_id,

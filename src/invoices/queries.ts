@@ -46,6 +46,27 @@ function stateOf(row: InvoiceState) {
   };
 }
 
+/**
+ * Where an invoice not yet delivered stands at the authority, as its last attempt found it:
+ * REGISTERED (the authority signed it; its transmission is retried), AWAITING_BUYER (the buyer has
+ * not enabled receiving), AWAITING_OPERATOR (the authority refused this service's credentials or
+ * address); null when nothing more than the status is known. `authority_error`: the authority's
+ * own words about the last refusal, verbatim.
+ */
+function atAuthority(status: InvoiceState["status"], last: Record<string, unknown> | undefined) {
+  if (status === "TRANSMITTED" || status === "SIGNED" || !last)
+    return { authority_state: null, authority_error: null };
+  const state =
+    last.hold === "configuration"
+      ? "AWAITING_OPERATOR"
+      : typeof last.authority_state === "string"
+        ? last.authority_state
+        : null;
+  const error =
+    typeof last.authority_error === "object" && last.authority_error !== null ? last.authority_error : null;
+  return { authority_state: state, authority_error: error as Record<string, unknown> | null };
+}
+
 /** What is read of invoices: the full record, the simple one, the QR code and the lookup. */
 export function invoiceQueries(deps: {
   invoices: Pick<InvoiceRepository, "find" | "findByIrn" | "findState" | "events">;
@@ -106,7 +127,7 @@ export function invoiceQueries(deps: {
       const attempts = (await invoices.events(irn))
         .filter((e) => e.type === "transmission_attempt")
         .map((e) => ({ at: e.at, ...e.detail }));
-      return { ...stateOf(row), attempts };
+      return { ...stateOf(row), ...atAuthority(row.status, attempts.at(-1)), attempts };
     },
   };
 }

@@ -60,6 +60,27 @@ const State = {
 };
 export const Lookup = Type.Object({
   ...State,
+  authority_state: Nullable(
+    Type.Union(
+      [Type.Literal("REGISTERED"), Type.Literal("AWAITING_BUYER"), Type.Literal("AWAITING_OPERATOR")],
+      {
+        description:
+          "where an invoice not yet delivered stands at the authority, as its last attempt found it: REGISTERED (signed there, its transmission being retried), AWAITING_BUYER (the buyer has not enabled receiving), AWAITING_OPERATOR (the authority refused this service's credentials or address)",
+      },
+    ),
+  ),
+  authority_error: Nullable(
+    Type.Object(
+      {
+        status: Type.Integer(),
+        id: Type.Optional(Type.String()),
+        details: Type.Optional(Type.String()),
+        public_message: Type.Optional(Type.String()),
+        sub_message: Type.Optional(Type.String()),
+      },
+      { description: "the authority's own words about the last refusal, verbatim" },
+    ),
+  ),
   attempts: Type.Array(Type.Object({ at: Type.String() }, { additionalProperties: true }), {
     description: "each delivery attempt to the tax authority",
   }),

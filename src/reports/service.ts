@@ -2,6 +2,7 @@ import { actorOf, type Principal } from "../businesses/service.ts";
 import { type Db, writeTransaction } from "../db/database.ts";
 import { DomainError, summarize } from "../errors.ts";
 import type { InvoiceRepository } from "../invoices/repository.ts";
+import type { AuthorityForwarder } from "../transmission/forward.ts";
 import { checkReport } from "./checks.ts";
 import type { ReportRepository } from "./repository.ts";
 import type { FiscalizationReport } from "./schema.ts";
@@ -10,8 +11,10 @@ export function reportService(deps: {
   db: Db;
   reports: ReportRepository;
   invoices: Pick<InvoiceRepository, "find" | "addEvent">;
+  /** Tells the authority of the report, when it takes them (MBS's VAT post-payment report). */
+  forwarder: Pick<AuthorityForwarder, "forward">;
 }) {
-  const { db, reports, invoices } = deps;
+  const { db, reports, invoices, forwarder } = deps;
   return {
     /** Stores the report against a registered IRN of the caller's business, and notes it in the history. */
     async submit(principal: Principal, report: FiscalizationReport) {
@@ -49,6 +52,12 @@ export function reportService(deps: {
             actor: actorOf(principal),
             detail: { total_amount: report.total_amount },
           },
+          tx,
+        );
+        await forwarder.forward(
+          { kind: "vat_report", irn: report.irn, report: { ...report } },
+          principal.businessId,
+          at,
           tx,
         );
       });

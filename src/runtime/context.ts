@@ -39,8 +39,11 @@ import { reportRepository } from "../reports/repository.ts";
 import { reportService } from "../reports/service.ts";
 import { qrImageReader } from "../signing/qr-reader-pool.ts";
 import { builtinAuthority } from "../transmission/authority/builtin.ts";
+import type { AuthorityConnector } from "../transmission/authority/connector.ts";
 import { httpAuthority } from "../transmission/authority/http.ts";
+import { mbsAuthority } from "../transmission/authority/mbs.ts";
 import { deliveryHandler } from "../transmission/delivery.ts";
+import { authorityForwarder, forwardHandler } from "../transmission/forward.ts";
 import { jobSettling } from "../transmission/jobs.ts";
 import { type OutboxMetrics, outboxMetrics } from "../transmission/metrics.ts";
 import { transmissionService } from "../transmission/outbox.ts";
@@ -93,8 +96,17 @@ function keyMaterial(config: Config) {
   return { keyring, sealer, qr, signer };
 }
 
+/** The connector of the configured authority. */
+function authorityOf(config: Config): AuthorityConnector {
+  const authority = config.authority;
+  if (authority.kind === "http") return httpAuthority(authority);
+  if (authority.kind === "mbs") return mbsAuthority(authority);
+  return builtinAuthority();
+}
+
 /**
- * The outbox with its two kinds of job (an invoice's delivery to the authority, a webhook's event),
+ * The outbox with its three kinds of job (an invoice's delivery to the authority, a later message
+ * to it, a webhook's event) (an invoice's delivery to the authority, a webhook's event),
  * and the lifecycle the deliveries report their outcomes to.
  */
 function outboxOf(
@@ -110,7 +122,9 @@ function outboxOf(
   const { db, invoices: invoicesRepo, webhooks: webhooksRepo, sealer, metrics } = deps;
   const outbox = outboxRepository(db);
   const notifier = webhookNotifier({ outbox, webhooks: webhooksRepo });
-  const lifecycle = invoiceLifecycle({ invoices: invoicesRepo, notifier, sealer });
+  const authority = authorityOf(config);
+  const forwarder = authorityForwarder({ outbox, authority });
+  const lifecycle = invoiceLifecycle({ invoices: invoicesRepo, notifier, sealer, forwarder });
   const settling = jobSettling({ db, outbox });
   const settings = config.outbox;
   const transmission = transmissionService({
@@ -122,16 +136,17 @@ function outboxOf(
         outbox,
         settling,
         invoices: lifecycle.delivery,
-        authority: config.authority.kind === "http" ? httpAuthority(config.authority) : builtinAuthority(),
+        authority,
         settings,
       }),
+      forward: forwardHandler({ outbox, settling, invoices: lifecycle.delivery, authority, settings }),
       webhook: webhookDispatcher({ outbox, settling, webhooks: webhooksRepo, sealer, settings }),
     },
     settings,
     onSettled: (job, outcome) => metrics.settled(job.kind, outcome),
   });
   metrics.observe(transmission);
-  return { notifier, lifecycle, transmission };
+  return { notifier, lifecycle, transmission, forwarder };
 }
 
 /** The composition root: configuration in, every service wired with exactly what it needs. */
@@ -164,7 +179,7 @@ export async function createContext(config: Config) {
   const metrics = outboxMetrics({ refreshMs: config.metricsRefreshMs });
   const counters = serviceMetrics(metrics.registry);
   const webhooksRepo = webhookRepository(db);
-  const { notifier, lifecycle, transmission } = outboxOf(config, {
+  const { notifier, lifecycle, transmission, forwarder } = outboxOf(config, {
     db,
     invoices: invoicesRepo,
     webhooks: webhooksRepo,
@@ -217,7 +232,7 @@ export async function createContext(config: Config) {
     onSigned: counters.signed,
   });
   const payments = paymentService({ db, invoices: invoicesRepo, lifecycle });
-  const reports = reportService({ db, reports: reportRepository(db), invoices: invoicesRepo });
+  const reports = reportService({ db, reports: reportRepository(db), invoices: invoicesRepo, forwarder });
   const idempotency = idempotencyService({
     db,
     keys: idempotencyRepository(db),

@@ -13,6 +13,9 @@ import { iso, type JobHandler, type JobSettling, type Outcome } from "./jobs.ts"
 import type { OutboxRepository } from "./outbox-repository.ts";
 import type { DeliveryPort } from "./port.ts";
 
+/** An attempt number past any budget: its backoff is the longest, EINVOICE_RETRY_MAX_MS. */
+const SLOWEST = 64;
+
 /**
  * An invoice's delivery to the authority. The IRN is the idempotency key, so a delivery repeated
  * after an ambiguous failure is fiscalized once; the outcome is settled on the job and reported to
@@ -41,7 +44,7 @@ export function deliveryHandler(deps: {
     try {
       refuseOutOfAttempts(job, settings);
       const receipt = await withTimeout(timeLimit(job, timeoutMs, settings), (signal) =>
-        authority.deliver({ irn, businessId: target.businessId, document: target.document }, signal),
+        authority.deliver({ irn, businessId: target.businessId, document: target.document, attempt }, signal),
       );
       return await writeTransaction(db, async (tx) => {
         const settled = await outbox.settle(
@@ -68,13 +71,18 @@ export function deliveryHandler(deps: {
       });
     } catch (err) {
       const error = err instanceof Error ? err.message : String(err);
-      const permanent = err instanceof DeliveryError && err.permanent;
+      const failure = err instanceof DeliveryError ? err : undefined;
+      const permanent = failure?.permanent === true;
       const cutOff = err instanceof OutOfAttempts;
+      // Not the invoice's failure (our credentials refused, or a buyer who has not enabled
+      // receiving): retried at the slowest pace, without using up the invoice's retry budget.
+      const held = failure?.hold !== undefined;
       // The attempt that was cut off is the one recorded; the claim that found it made none.
-      const made = cutOff ? settings.maxAttempts : attempt;
+      const made = cutOff ? settings.maxAttempts : held ? attempt - 1 : attempt;
       const at = now();
-      const final = permanent || cutOff || attempt >= settings.maxAttempts;
-      const next = final ? undefined : iso(Date.now() + backoffMs(attempt, settings));
+      const final = !held && (permanent || cutOff || attempt >= settings.maxAttempts);
+      const wait = held ? backoffMs(SLOWEST, settings) : backoffMs(attempt, settings);
+      const next = final ? undefined : iso(Date.now() + wait);
       return writeTransaction(db, async (tx) => {
         const settled = await outbox.settle(
           job.id,
@@ -97,9 +105,12 @@ export function deliveryHandler(deps: {
             businessId: target.businessId,
             at,
             actor,
-            attempt: made,
-            outcome: cutOff ? "incomplete" : permanent ? "rejected" : "error",
+            attempt: held ? attempt : made,
+            outcome: cutOff ? "incomplete" : permanent ? "rejected" : held ? "held" : "error",
             error,
+            ...(failure?.state ? { authorityState: failure.state } : {}),
+            ...(failure?.answer ? { authorityAnswer: failure.answer } : {}),
+            ...(failure?.hold ? { hold: failure.hold } : {}),
             ...(cutOff ? {} : { durationMs: Date.now() - started }),
             ...(next ? { nextAttemptAt: next } : {}),
             authority: authority.name,

@@ -33,6 +33,21 @@ export function outboxRepository(db: Db) {
         .executeTakeFirst();
     },
 
+    /** Whether a job of the same kind for the same invoice, queued before this one, is still open. */
+    async earlierOpen(job: Pick<OutboxJob, "id" | "kind" | "irn">, tx: Executor = db): Promise<boolean> {
+      if (job.irn === null) return false;
+      const row = await tx
+        .selectFrom("outbox_jobs")
+        .select("id")
+        .where("irn", "=", job.irn)
+        .where("kind", "=", job.kind)
+        .where("state", "=", "pending")
+        .where("id", "<", job.id)
+        .limit(1)
+        .executeTakeFirst();
+      return row !== undefined;
+    },
+
     async find(id: number, tx: Executor = db): Promise<OutboxJob | undefined> {
       return tx.selectFrom("outbox_jobs").selectAll().where("id", "=", id).executeTakeFirst();
     },

@@ -1,4 +1,5 @@
 import type { Executor } from "../db/database.ts";
+import type { AuthorityAnswer, AuthorityState } from "./authority/connector.ts";
 
 /** What every report of an attempt says: whose invoice, when, by whom, which attempt, to whom. */
 type Attempt = { businessId: string; at: string; actor: string; attempt: number; authority: string };
@@ -23,12 +24,19 @@ export type DeliveryPort = {
   attemptFailed(
     irn: string,
     report: Attempt & {
-      outcome: "error" | "rejected" | "incomplete";
+      /** held: not counted against the budget (see DeliveryError's `hold`). */
+      outcome: "error" | "rejected" | "incomplete" | "held";
       error: string;
+      /** What the authority said of the invoice's state there, and its own words, verbatim. */
+      authorityState?: AuthorityState;
+      authorityAnswer?: AuthorityAnswer;
+      hold?: "configuration" | "buyer";
       durationMs?: number;
       nextAttemptAt?: string;
       final: boolean;
     },
     tx: Executor,
   ): Promise<void>;
+  /** Whether the authority has the invoice (its delivery is done): what is forwarded waits for it. */
+  isDelivered(irn: string): Promise<boolean>;
 };

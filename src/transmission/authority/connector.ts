@@ -1,16 +1,50 @@
-export type Delivery = { irn: string; businessId: string; document: Record<string, unknown> };
+/** `attempt`: which attempt this is (1 the first); a later one may ask what the earlier ones did. */
+export type Delivery = {
+  irn: string;
+  businessId: string;
+  document: Record<string, unknown>;
+  attempt?: number;
+};
 export type Receipt = { reference: string; at: string };
 
 /**
+ * Where an invoice stands at the authority after an attempt that did not deliver it, when the
+ * authority says more than "not yet": REGISTERED (signed there, the transmission still to be made),
+ * AWAITING_BUYER (the buyer has not enabled receiving; only the buyer can change that).
+ */
+export type AuthorityState = "REGISTERED" | "AWAITING_BUYER";
+
+/** The authority's own words about a refusal, kept verbatim for the history and the lookup. */
+export type AuthorityAnswer = {
+  status: number;
+  id?: string;
+  details?: string;
+  public_message?: string;
+  sub_message?: string;
+};
+
+/**
  * A delivery that did not happen. `permanent` ones (the authority refused the invoice itself) are
- * not retried; all others (network, timeouts, 5xx, 429, refused credentials) are.
+ * not retried; all others (network, timeouts, 5xx, 429, refused credentials) are. `hold` marks a
+ * failure that is not the invoice's: "configuration" (the authority refused our credentials: the
+ * attempt is not counted against the invoice) and "buyer" (waiting on the buyer: retried slowly).
  */
 export class DeliveryError extends Error {
   readonly permanent: boolean;
-  constructor(message: string, permanent = false) {
+  readonly state?: AuthorityState;
+  readonly answer?: AuthorityAnswer;
+  readonly hold?: "configuration" | "buyer";
+  constructor(
+    message: string,
+    permanent = false,
+    more: { state?: AuthorityState; answer?: AuthorityAnswer; hold?: "configuration" | "buyer" } = {},
+  ) {
     super(message);
     this.name = "DeliveryError";
     this.permanent = permanent;
+    this.state = more.state;
+    this.answer = more.answer;
+    this.hold = more.hold;
   }
 }
 
@@ -21,6 +55,25 @@ export class DeliveryError extends Error {
 export type AuthorityConnector = {
   name: string;
   deliver(delivery: Delivery, signal: AbortSignal): Promise<Receipt>;
+  /**
+   * Connectors whose authority also keeps payment statuses and VAT reports (MBS) forward them; the
+   * others keep them here only. Each must be idempotent: the outbox repeats after ambiguous failures.
+   */
+  forward?: (message: ForwardedMessage, signal: AbortSignal) => Promise<void>;
+};
+
+/** A change the authority is told of after the invoice's delivery, as an outbox job's payload. */
+export type ForwardedMessage =
+  | { kind: "payment_update"; irn: string; update: PaymentUpdate }
+  | { kind: "vat_report"; irn: string; report: Record<string, unknown> };
+
+/** A payment status change as this service recorded it. */
+export type PaymentUpdate = {
+  payment_status: string;
+  reference?: string | null;
+  /** PARTIAL: the amount of this payment, and the day it was made. */
+  amount?: number;
+  payment_update_date?: string;
 };
 
 /** 3xx with somewhere to go (304 Not Modified goes nowhere, but is no answer to a delivery either). */

@@ -1,0 +1,98 @@
+import { randomUUID } from "node:crypto";
+import { DeliveryError, isRedirect, redirectOf } from "./connector.ts";
+import type { MbsAnswer } from "./mbs-answers.ts";
+
+export type MbsSettings = { url: string; apiKey: string; apiSecret: string; callTimeoutMs: number };
+
+/** The most of an answer read: MBS answers are small; a proxy's page or a runaway body is cut off. */
+const MAX_BODY_BYTES = 1 << 20;
+
+/**
+ * One call to MBS: with the APP's credentials as MBS wants them, a request id of its own (sent as
+ * `x-request-id` and named in every error, so an attempt can be found in the authority's logs), a
+ * time limit, and no redirect followed (the credentials go to the configured host only). The
+ * credentials appear in no message this makes.
+ */
+export function mbsClient(settings: MbsSettings) {
+  const headers = {
+    "content-type": "application/json",
+    accept: "application/json",
+    "x-api-key": settings.apiKey,
+    "x-api-secret": settings.apiSecret,
+  };
+
+  async function readBody(response: Response): Promise<unknown> {
+    const reader = response.body?.getReader();
+    if (!reader) return null;
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
+      if (size > MAX_BODY_BYTES) {
+        await reader.cancel();
+        break;
+      }
+      chunks.push(value);
+    }
+    const text = Buffer.concat(chunks).toString("utf8");
+    try {
+      return JSON.parse(text);
+    } catch {
+      // Not JSON (a proxy's error page): its words still count for the verdict.
+      return text.slice(0, 4000);
+    }
+  }
+
+  return {
+    async call(
+      step: string,
+      method: "GET" | "POST" | "PATCH",
+      path: string,
+      signal: AbortSignal,
+      body?: unknown,
+    ): Promise<MbsAnswer & { requestId: string }> {
+      const requestId = randomUUID();
+      const limit = AbortSignal.timeout(settings.callTimeoutMs);
+      const both = AbortSignal.any([signal, limit]);
+      let response: Response;
+      try {
+        response = await fetch(`${settings.url}${path}`, {
+          method,
+          headers: { ...headers, "x-request-id": requestId },
+          body: body === undefined ? undefined : JSON.stringify(body),
+          signal: both,
+          redirect: "manual",
+        });
+      } catch (err) {
+        if (limit.aborted && !signal.aborted) {
+          throw new DeliveryError(
+            `MBS ${step} gave no answer within ${settings.callTimeoutMs} ms (request ${requestId})`,
+          );
+        }
+        if (signal.aborted) throw err;
+        const reason = (err as { cause?: { code?: string; message?: string } }).cause;
+        const cause = reason?.code ?? reason?.message;
+        throw new DeliveryError(
+          `MBS ${step} unreachable: ${cause ?? (err as Error).message} (request ${requestId})`,
+        );
+      }
+      if (isRedirect(response.status)) {
+        await response.body?.cancel();
+        throw new DeliveryError(
+          `MBS ${step} answered a redirect, not followed: ${redirectOf(response)} (request ${requestId})`,
+        );
+      }
+      try {
+        return { status: response.status, body: await readBody(response), requestId };
+      } catch (err) {
+        if (signal.aborted) throw err;
+        // The connection dropped mid-answer: whether the call took effect is unknown.
+        throw new DeliveryError(`MBS ${step}'s answer was cut off (request ${requestId})`);
+      }
+    },
+  };
+}
+
+export type MbsClient = ReturnType<typeof mbsClient>;

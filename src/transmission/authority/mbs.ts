@@ -1,0 +1,142 @@
+import canonicalize from "canonicalize";
+import type { AuthorityConnector, Delivery, ForwardedMessage, Receipt } from "./connector.ts";
+import { DeliveryError } from "./connector.ts";
+import { classify, failureOf, type MbsAnswer } from "./mbs-answers.ts";
+import { type MbsSettings, mbsClient } from "./mbs-client.ts";
+import { mbsDocument, mbsPaymentUpdate, mbsVatReport } from "./mbs-mapping.ts";
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** The `data` of an MBS success envelope. */
+const dataOf = (answer: MbsAnswer) => (isObject(answer.body) ? answer.body.data : undefined);
+
+/**
+ * The authority's reference for a delivery: what MBS answered to the transmission. Its shape is not
+ * settled (the MBS spec, section 4), so a text is kept as it is and anything else as its JSON.
+ */
+function referenceOf(answer: MbsAnswer, irn: string): string {
+  const data = dataOf(answer);
+  if (typeof data === "string" && data !== "") return data.slice(0, 500);
+  if (data === undefined || data === null) return `MBS:${irn}`;
+  return JSON.stringify(data).slice(0, 500);
+}
+
+/**
+ * Whether the invoice MBS holds under an IRN is the one we sent: each field we sent has the same
+ * value there. MBS may add fields of its own, and `download`'s shape is not settled; an answer with
+ * no document in it is taken for ours when its IRN is (an IRN is our business's service id and
+ * invoice number, which this service never signs twice).
+ */
+function holdsOurs(answer: MbsAnswer, sent: Record<string, unknown>): boolean {
+  const data = dataOf(answer);
+  const held = isObject(data)
+    ? isObject(data.document)
+      ? data.document
+      : isObject(data.invoice)
+        ? data.invoice
+        : data
+    : {};
+  if (!("invoice_line" in held) && !("legal_monetary_total" in held)) {
+    return held.irn === undefined || held.irn === sent.irn;
+  }
+  return Object.entries(sent).every(([field, value]) => canonicalize(held[field]) === canonicalize(value));
+}
+
+/**
+ * The authority's MBS API (the MBS spec). One delivery is three steps, each safe to repeat:
+ * register (`validate`, then `sign`; a repeat after a lost answer finds the IRN registered, asks
+ * `confirm`/`download` and compares), then `transmit/{IRN}` (POST). Payment updates go to
+ * `update/{IRN}` and fiscalization reports to `vat/postPayment` through `forward`, after the
+ * invoice's delivery. What each answer means is decided once, in mbs-answers.ts.
+ */
+export function mbsAuthority(settings: MbsSettings): AuthorityConnector {
+  const client = mbsClient(settings);
+  const path = (prefix: string, irn: string) => `/api/v1/invoice/${prefix}${encodeURIComponent(irn)}`;
+
+  /** MBS holds the IRN: delivered there if it is our document; refused for good if it is another. */
+  async function reconcile(irn: string, sent: Record<string, unknown>, signal: AbortSignal): Promise<void> {
+    const held = await client.call("download", "GET", path("download/", irn), signal);
+    if (classify(held).kind !== "ok") throw failureOf("download", held);
+    if (!holdsOurs(held, sent)) {
+      throw new DeliveryError(`MBS holds IRN ${irn} with a different document`, true);
+    }
+  }
+
+  /** Whether an earlier attempt registered the IRN (asked before repeating a sign whose fate is unknown). */
+  async function registered(irn: string, signal: AbortSignal): Promise<boolean> {
+    const confirmed = await client.call("confirm", "GET", path("confirm/", irn), signal);
+    const verdict = classify(confirmed);
+    if (verdict.kind === "ok") return true;
+    if (verdict.kind === "not_found") return false;
+    throw failureOf("confirm", confirmed, verdict);
+  }
+
+  async function register(delivery: Delivery, sent: Record<string, unknown>, signal: AbortSignal) {
+    const { irn } = delivery;
+    if ((delivery.attempt ?? 1) > 1 && (await registered(irn, signal))) return reconcile(irn, sent, signal);
+    const validated = await client.call("validate", "POST", "/api/v1/invoice/validate", signal, sent);
+    const verdict = classify(validated);
+    // MBS may answer a document whose IRN it holds as a duplicate at validate already.
+    if (verdict.kind === "duplicate") return reconcile(irn, sent, signal);
+    if (verdict.kind !== "ok") throw failureOf("validate", validated, verdict);
+    const signed = await client.call("sign", "POST", "/api/v1/invoice/sign", signal, sent);
+    const signVerdict = classify(signed);
+    if (signVerdict.kind === "duplicate") return reconcile(irn, sent, signal);
+    if (signVerdict.kind !== "ok") throw failureOf("sign", signed, signVerdict);
+  }
+
+  async function transmit(irn: string, signal: AbortSignal): Promise<Receipt> {
+    let sent: MbsAnswer;
+    try {
+      sent = await client.call("transmit", "POST", path("transmit/", irn), signal);
+    } catch (err) {
+      // Registered, and the transmission's fate unknown: say so; the next attempt transmits again.
+      if (err instanceof DeliveryError && !err.permanent)
+        throw new DeliveryError(err.message, false, { state: "REGISTERED" });
+      throw err;
+    }
+    const verdict = classify(sent);
+    // A transmission MBS made already (an earlier attempt's answer lost) is this one's success.
+    if (verdict.kind === "ok" || verdict.kind === "duplicate") {
+      return { reference: referenceOf(sent, irn), at: new Date().toISOString() };
+    }
+    const failure = failureOf("transmit", sent, verdict);
+    if (failure.permanent || failure.state || failure.hold) throw failure;
+    throw new DeliveryError(failure.message, false, { answer: failure.answer, state: "REGISTERED" });
+  }
+
+  async function forward(message: ForwardedMessage, signal: AbortSignal): Promise<void> {
+    if (message.kind === "payment_update") {
+      const body = mbsPaymentUpdate(message.update);
+      const answer = await client.call("update", "PATCH", path("update/", message.irn), signal, body);
+      const verdict = classify(answer);
+      // A repeat of an update MBS applied already (its answer lost) is no failure.
+      if (verdict.kind === "ok" || verdict.kind === "duplicate") return;
+      throw failureOf("update", answer, verdict);
+    }
+    const body = mbsVatReport(message.report);
+    const answer = await client.call("vat/postPayment", "POST", "/v1/vat/postPayment", signal, body);
+    if (classify(answer).kind === "ok") return;
+    // The collection's path has no /api prefix; integrators also reach it under /api (the MBS spec, section 2).
+    if (answer.status === 404) {
+      const again = await client.call("vat/postpayment", "POST", "/api/v1/vat/postpayment", signal, body);
+      const verdict = classify(again);
+      if (verdict.kind === "ok" || verdict.kind === "duplicate") return;
+      throw failureOf("vat/postpayment", again, verdict);
+    }
+    const verdict = classify(answer);
+    if (verdict.kind === "duplicate") return;
+    throw failureOf("vat/postPayment", answer, verdict);
+  }
+
+  return {
+    name: "mbs",
+    async deliver(delivery, signal) {
+      const sent = mbsDocument(delivery.document);
+      await register(delivery, sent, signal);
+      return transmit(delivery.irn, signal);
+    },
+    forward,
+  };
+}

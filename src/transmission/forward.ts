@@ -1,0 +1,130 @@
+import type { Executor } from "../db/database.ts";
+import type { OutboxJob } from "../db/schema.ts";
+import {
+  backoffMs,
+  type OutboxSettings,
+  OutOfAttempts,
+  refuseOutOfAttempts,
+  timeLimit,
+  withTimeout,
+} from "./attempts.ts";
+import { type AuthorityConnector, DeliveryError, type ForwardedMessage } from "./authority/connector.ts";
+import { iso, type JobHandler, type JobSettling, type Outcome } from "./jobs.ts";
+import type { OutboxRepository } from "./outbox-repository.ts";
+import type { DeliveryPort } from "./port.ts";
+
+/** An attempt number past any budget: its backoff is the longest, EINVOICE_RETRY_MAX_MS. */
+const SLOWEST = 64;
+
+/**
+ * What the authority is told after an invoice's delivery, when it keeps such things (MBS: payment
+ * updates, VAT reports). Queued in the transaction of the change it reports, only when the
+ * connector forwards at all.
+ */
+export function authorityForwarder(deps: {
+  outbox: Pick<OutboxRepository, "enqueue">;
+  authority: Pick<AuthorityConnector, "forward">;
+}) {
+  const { outbox, authority } = deps;
+  return {
+    async forward(message: ForwardedMessage, businessId: string, at: string, tx: Executor): Promise<void> {
+      if (!authority.forward) return;
+      await outbox.enqueue(
+        {
+          kind: "forward",
+          irn: message.irn,
+          business_id: businessId,
+          payload: JSON.stringify(message),
+          state: "pending",
+          next_attempt_at: at,
+          created_at: at,
+          updated_at: at,
+        },
+        tx,
+      );
+    },
+  };
+}
+
+export type AuthorityForwarder = ReturnType<typeof authorityForwarder>;
+
+/**
+ * Runs a forwarded message. It waits (without using up its attempts) until the invoice is
+ * delivered, since the authority updates only invoices it holds, and until the messages queued
+ * before it for the same invoice are done, so a PARTIAL payment never arrives after the PAID one.
+ */
+export function forwardHandler(deps: {
+  outbox: Pick<OutboxRepository, "settle" | "earlierOpen">;
+  settling: Pick<JobSettling, "write" | "skip">;
+  invoices: Pick<DeliveryPort, "isDelivered">;
+  authority: Pick<AuthorityConnector, "forward">;
+  settings: OutboxSettings;
+}): JobHandler {
+  const { outbox, settling, invoices, authority, settings } = deps;
+
+  /** Pending again: `counted` false gives the claim's count back (nothing was attempted, or not our fault). */
+  const again = (job: OutboxJob, owner: string, reason: string, wait: number, counted: boolean) =>
+    settling.write((tx) =>
+      outbox.settle(
+        job.id,
+        owner,
+        {
+          state: "pending",
+          attempts: counted ? job.attempts : job.attempts - 1,
+          last_error: reason,
+          next_attempt_at: iso(Date.now() + wait),
+          updated_at: new Date().toISOString(),
+        },
+        tx,
+      ),
+    );
+
+  const end = (
+    job: OutboxJob,
+    owner: string,
+    state: "done" | "failed",
+    attempts: number,
+    reason: string | null,
+  ) =>
+    settling.write((tx) =>
+      outbox.settle(
+        job.id,
+        owner,
+        { state, attempts, last_error: reason, updated_at: new Date().toISOString() },
+        tx,
+      ),
+    );
+
+  return async (job, owner, timeoutMs): Promise<Outcome> => {
+    const forward = authority.forward;
+    if (!forward || !job.payload || !job.irn) return settling.skip(job, owner, "nothing to forward");
+    const message = JSON.parse(job.payload) as ForwardedMessage;
+    // An invoice not delivered yet may stay so for long (never transmitted): looked at again at the
+    // slowest pace. An earlier message is on its way: soon.
+    if (!(await invoices.isDelivered(job.irn))) {
+      const reason = "waiting for the invoice's delivery to the authority";
+      return (await again(job, owner, reason, backoffMs(SLOWEST, settings), false)) ? "retry" : "lost";
+    }
+    if (await outbox.earlierOpen(job)) {
+      const reason = "waiting for an earlier message about the same invoice";
+      return (await again(job, owner, reason, backoffMs(1, settings), false)) ? "retry" : "lost";
+    }
+    try {
+      refuseOutOfAttempts(job, settings);
+      await withTimeout(timeLimit(job, timeoutMs, settings), (signal) => forward(message, signal));
+      return (await end(job, owner, "done", job.attempts, null)) ? "delivered" : "lost";
+    } catch (err) {
+      const error = err instanceof Error ? err.message : String(err);
+      const failure = err instanceof DeliveryError ? err : undefined;
+      if (failure?.hold) {
+        return (await again(job, owner, error, backoffMs(SLOWEST, settings), false)) ? "retry" : "lost";
+      }
+      const cutOff = err instanceof OutOfAttempts;
+      if (cutOff || failure?.permanent || job.attempts >= settings.maxAttempts) {
+        const made = cutOff ? settings.maxAttempts : job.attempts;
+        return (await end(job, owner, "failed", made, error)) ? "failed" : "lost";
+      }
+      return (await again(job, owner, error, backoffMs(job.attempts, settings), true)) ? "retry" : "lost";
+    }
+  };
+}
