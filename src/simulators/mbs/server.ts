@@ -111,7 +111,10 @@ async function afterEffect(
 
 async function run(deps: Deps, endpoint: Endpoint, request: FastifyRequest, reply: FastifyReply) {
   const sim = toRequest(request);
-  if (endpoint.open) return reply.send((await outcomeOf(endpoint, sim)).body);
+  if (endpoint.open) {
+    const answer = await outcomeOf(endpoint, sim);
+    return reply.code(answer.status).send(answer.body);
+  }
   let decision: Decision | undefined;
   try {
     decision = decideFault(deps.planner, endpoint, sim, request.url);
