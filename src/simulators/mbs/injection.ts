@@ -11,7 +11,10 @@ import {
 import { COMMON_CLASSES, type Decision, type FaultClass, type FaultPlanner } from "./faults.ts";
 import { isObject } from "./paging.ts";
 
-/** Forces one fault class on one request; the class must be one its endpoint takes. */
+/**
+ * Forces one fault class on one request; the class must be one its endpoint takes. Health and the
+ * resource lists take no injected fault but downtime, so there the header is ignored.
+ */
 export const FAULT_HEADER = "x-simulator-fault";
 
 /** What a request is about, for counting its calls: its path parameters, else its body's key field. */

@@ -153,7 +153,9 @@ function installShared(app: FastifyInstance, deps: Deps, open: ReadonlySet<strin
       deps.planner.count("down");
       return reply.code(503).send(errorBody(new MbsError(503, SERVER_ERRORS[503]), "gateway"));
     }
-    const route = `${request.method} ${request.routeOptions.url}`;
+    // Fastify answers HEAD with the GET route: it is as open as that route.
+    const method = request.method === "HEAD" ? "GET" : request.method;
+    const route = `${method} ${request.routeOptions.url}`;
     if (request.is404 || open.has(route) || authenticated(request, deps.ctx)) return;
     return reply.code(400).send(errorBody(badCredential(), "handler"));
   });

@@ -45,6 +45,10 @@ test("health answers without credentials", async (t) => {
   const reply = await call(sim, "GET", "/api", { auth: false });
   assert.equal(reply.status, 200);
   assert.deepEqual(reply.body, { healthy: true });
+  const head = await fetch(`${sim.url}/api`, { method: "HEAD" });
+  assert.equal(head.status, 200);
+  const closed = await fetch(`${sim.url}/api/v1/entity`, { method: "HEAD" });
+  assert.equal(closed.status, 400);
 });
 
 test("every other route refuses a missing or wrong credential with the authority's 400", async (t) => {
