@@ -8,6 +8,7 @@ import { serviceKeyCommands } from "./keys.ts";
 import { openapiCommand } from "./openapi.ts";
 import { outboxCommands } from "./outbox.ts";
 import { serveCommands } from "./serve.ts";
+import { simulateCommands } from "./simulate.ts";
 import { SubmitError } from "./submit.ts";
 import { auditCommands, verifyCommand } from "./verify.ts";
 
@@ -30,6 +31,7 @@ function einvoiceProgram(): Command {
   invoiceCommands(program);
   openapiCommand(program);
   serviceKeyCommands(program);
+  simulateCommands(program);
   return program;
 }
 

@@ -1,0 +1,174 @@
+import { randomUUID } from "node:crypto";
+import { INVALID_TRANSITION, INVOICE_NOT_FOUND, MbsError, NOT_TRANSMITTED } from "./envelopes.ts";
+import type { Taxpayer } from "./taxpayers.ts";
+
+export const PAYMENT_STATUSES = ["PENDING", "PAID", "REJECTED", "PARTIAL"] as const;
+export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];
+
+/**
+ * The payment moves the simulator allows. A same-status repeat of PAID or REJECTED is accepted and
+ * changes nothing, so a client that retries after losing the answer succeeds; PARTIAL may repeat
+ * (another instalment) and end in PAID.
+ */
+const NEXT: Readonly<Record<PaymentStatus, readonly PaymentStatus[]>> = {
+  PENDING: ["PAID", "REJECTED", "PARTIAL"],
+  PARTIAL: ["PARTIAL", "PAID"],
+  PAID: ["PAID"],
+  REJECTED: ["REJECTED"],
+};
+
+export type Payment = {
+  payment_status: PaymentStatus;
+  reference: string | null;
+  amount: number | null;
+  payment_update_date: string | null;
+  recorded_at: string;
+};
+
+/** SIGNED, then TRANSMITTED (`POST transmit`), then ACKNOWLEDGED (the receiver's `PATCH transmit`). */
+export type EntryStatus = "SIGNED" | "TRANSMITTED" | "ACKNOWLEDGED";
+
+export type InvoiceRecord = {
+  irn: string;
+  business_id: string;
+  entry_status: EntryStatus;
+  payment_status: PaymentStatus;
+  payments: Payment[];
+  transmitted: boolean;
+  transmitted_at: string | null;
+  acknowledged: boolean;
+  acknowledged_at: string | null;
+  signed_at: string;
+  /** The document as signed, kept apart from the request so later answers return it unchanged. */
+  document: Record<string, unknown>;
+};
+
+export type Party = {
+  id: string;
+  business_id: string;
+  party_name: string;
+  tin: string;
+  email: string;
+  telephone: string | null;
+  business_description: string | null;
+  postal_address: unknown;
+  postal_address_id: string | null;
+  created_at: string;
+};
+
+export type PaymentUpdate = {
+  payment_status: PaymentStatus;
+  reference?: string;
+  amount?: number;
+  payment_update_date?: string;
+};
+
+/** The simulator's whole state, in memory: every change to an invoice goes through these methods. */
+export function createRegistry(taxpayers: readonly Taxpayer[]) {
+  const invoices = new Map<string, InvoiceRecord>();
+  const registrations = new Map<string, number>();
+  const parties = new Map<string, Party>();
+  const vatReports = new Map<string, Record<string, unknown>>();
+  const now = () => new Date().toISOString();
+
+  const found = (irn: string): InvoiceRecord => {
+    const record = invoices.get(irn);
+    if (!record) throw new MbsError(404, INVOICE_NOT_FOUND, { details: `irn ${irn} is not registered` });
+    return record;
+  };
+
+  return {
+    taxpayers,
+    taxpayer: (businessId: string) => taxpayers.find((t) => t.business_id === businessId),
+    taxpayerByTin: (tin: string) => taxpayers.find((t) => t.tin === tin),
+    invoice: (irn: string) => invoices.get(irn),
+    invoices: () => [...invoices.values()],
+    found,
+    registrations: () => new Map(registrations),
+
+    /** Registers a signed document under its IRN; false when the IRN is taken (nothing changes). */
+    register(irn: string, businessId: string, document: Record<string, unknown>): boolean {
+      if (invoices.has(irn)) return false;
+      invoices.set(irn, {
+        irn,
+        business_id: businessId,
+        entry_status: "SIGNED",
+        payment_status: "PENDING",
+        payments: [],
+        transmitted: false,
+        transmitted_at: null,
+        acknowledged: false,
+        acknowledged_at: null,
+        signed_at: now(),
+        document: structuredClone(document),
+      });
+      registrations.set(irn, (registrations.get(irn) ?? 0) + 1);
+      return true;
+    },
+
+    /** Delivery to the buyer's APP; a repeat finds it done and changes nothing. */
+    transmit(irn: string): InvoiceRecord {
+      const record = found(irn);
+      if (!record.transmitted) {
+        record.transmitted = true;
+        record.transmitted_at = now();
+        record.entry_status = "TRANSMITTED";
+      }
+      return record;
+    },
+
+    acknowledge(irn: string): InvoiceRecord {
+      const record = found(irn);
+      if (!record.transmitted) throw new MbsError(400, NOT_TRANSMITTED, { details: `irn ${irn}` });
+      if (!record.acknowledged) {
+        record.acknowledged = true;
+        record.acknowledged_at = now();
+        record.entry_status = "ACKNOWLEDGED";
+      }
+      return record;
+    },
+
+    updatePayment(irn: string, update: PaymentUpdate): InvoiceRecord {
+      const record = found(irn);
+      const from = record.payment_status;
+      const to = update.payment_status;
+      if (!NEXT[from].includes(to)) {
+        throw new MbsError(400, INVALID_TRANSITION, {
+          details: `payment status ${from} cannot become ${to}`,
+        });
+      }
+      if (from === to && to !== "PARTIAL") return record;
+      record.payment_status = to;
+      record.payments.push({
+        payment_status: to,
+        reference: update.reference ?? null,
+        amount: update.amount ?? null,
+        payment_update_date: update.payment_update_date ?? null,
+        recorded_at: now(),
+      });
+      return record;
+    },
+
+    party: (id: string) => parties.get(id),
+    parties: () => [...parties.values()],
+
+    /** A party is one per business and TIN: a repeat answers the first, so a retried create is harmless. */
+    addParty(input: Omit<Party, "id" | "created_at">): { party: Party; created: boolean } {
+      const existing = [...parties.values()].find(
+        (p) => p.business_id === input.business_id && p.tin === input.tin,
+      );
+      if (existing) return { party: existing, created: false };
+      const party = { id: randomUUID(), ...input, created_at: now() };
+      parties.set(party.id, party);
+      return { party, created: true };
+    },
+
+    vatReport: (vendorTransactionId: string) => vatReports.get(vendorTransactionId),
+    vatReports: () => [...vatReports.values()],
+    addVatReport(vendorTransactionId: string, report: Record<string, unknown>) {
+      vatReports.set(vendorTransactionId, report);
+    },
+  };
+}
+
+export type Registry = ReturnType<typeof createRegistry>;

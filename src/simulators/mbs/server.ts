@@ -1,0 +1,258 @@
+import type { AddressInfo } from "node:net";
+import { setTimeout as sleep } from "node:timers/promises";
+import Fastify, {
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+} from "fastify";
+import type { Endpoint, SimContext, SimRequest } from "./endpoint.ts";
+import {
+  type Answer,
+  BODY_TOO_LARGE,
+  badCredential,
+  duplicateIrn,
+  errorBody,
+  invalid,
+  MbsError,
+  noRoute,
+  SERVER_ERRORS,
+} from "./envelopes.ts";
+import { createFaultPlanner, type Decision, type FaultPlanner, parseFaults } from "./faults.ts";
+import { decideFault, refusalOf } from "./injection.ts";
+import type { Query } from "./paging.ts";
+import { createRegistry } from "./registry.ts";
+import { entityEndpoints } from "./routes-entities.ts";
+import { invoiceEndpoints } from "./routes-invoices.ts";
+import { transmitEndpoints } from "./routes-transmit.ts";
+import { vatEndpoints } from "./routes-vat.ts";
+import { createTaxpayers, credentialsOf, type MbsTaxpayer } from "./taxpayers.ts";
+
+export { FaultSpecError } from "./faults.ts";
+export { FAULT_HEADER } from "./injection.ts";
+export type { MbsTaxpayer } from "./taxpayers.ts";
+export { taxpayerLogin } from "./taxpayers.ts";
+
+export type MbsSimulator = {
+  url: string;
+  api_key: string;
+  api_secret: string;
+  taxpayers: MbsTaxpayer[];
+  /** successful registrations (sign calls that registered the IRN) per IRN — a test asserts each is exactly 1 */
+  registrations(): Map<string, number>;
+  /** how many requests got each fault class so far, e.g. {transient: 12, slow: 3} */
+  faultCounts(): Record<string, number>;
+  /** the registered invoice's record (state, payment status, transmitted?, acknowledged?, the document) */
+  invoice(irn: string): unknown;
+  vatReports(): unknown[];
+  setFaults(spec: string): void;
+  close(): Promise<void>;
+};
+
+export type MbsSimulatorOptions = {
+  port?: number;
+  host?: string;
+  faults?: string;
+  seed?: number;
+  taxpayers?: number;
+};
+
+/** Bodies above this are refused (413) before they are read in full. */
+export const BODY_LIMIT = 1024 * 1024;
+export const MAX_TAXPAYERS = 100;
+
+type Deps = { ctx: SimContext; planner: FaultPlanner; closing: AbortSignal };
+
+const toRequest = (request: FastifyRequest): SimRequest => ({
+  params: (request.params ?? {}) as Record<string, string>,
+  query: (request.query ?? {}) as Query,
+  body: request.body,
+  headers: request.headers,
+});
+
+async function outcomeOf(endpoint: Endpoint, request: SimRequest): Promise<Answer> {
+  try {
+    return await endpoint.handle(request);
+  } catch (err) {
+    if (err instanceof MbsError) return { status: err.status, body: errorBody(err, endpoint.handler) };
+    throw err;
+  }
+}
+
+/** The faults that let the request take effect: its answer replaced, lost or late. */
+async function afterEffect(
+  deps: Deps,
+  decision: Decision | undefined,
+  answer: Answer,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  endpoint: Endpoint,
+): Promise<FastifyReply> {
+  const fault = decision?.fault;
+  // Only a sign that registered the IRN can be answered as if an earlier one had.
+  if (fault === "duplicate" && answer.status < 300) {
+    deps.planner.count(fault);
+    const irn = String((request.body as { irn?: unknown }).irn);
+    return reply.code(400).send(errorBody(duplicateIrn(irn), endpoint.handler));
+  }
+  if (fault === "drop") {
+    deps.planner.count(fault);
+    // The effect stands and the answer is lost: the ambiguous case a client resolves with confirm.
+    reply.hijack();
+    request.raw.socket.destroy();
+    return reply;
+  }
+  if (fault === "slow") {
+    deps.planner.count(fault);
+    await sleep(deps.planner.slowMs(), undefined, { signal: deps.closing }).catch(() => undefined);
+  }
+  return reply.code(answer.status).send(answer.body);
+}
+
+async function run(deps: Deps, endpoint: Endpoint, request: FastifyRequest, reply: FastifyReply) {
+  const sim = toRequest(request);
+  if (endpoint.open) {
+    const answer = await outcomeOf(endpoint, sim);
+    return reply.code(answer.status).send(answer.body);
+  }
+  let decision: Decision | undefined;
+  try {
+    decision = decideFault(deps.planner, endpoint, sim, request.url);
+  } catch (err) {
+    if (!(err instanceof MbsError)) throw err;
+    return reply.code(err.status).send(errorBody(err, endpoint.handler));
+  }
+  const refusal = decision && refusalOf(decision);
+  if (decision && refusal) {
+    deps.planner.count(decision.fault);
+    return reply.code(refusal.status).send(errorBody(refusal, endpoint.handler));
+  }
+  return afterEffect(deps, decision, await outcomeOf(endpoint, sim), request, reply, endpoint);
+}
+
+function authenticated(request: FastifyRequest, ctx: SimContext): boolean {
+  return (
+    request.headers["x-api-key"] === ctx.credentials.api_key &&
+    request.headers["x-api-secret"] === ctx.credentials.api_secret
+  );
+}
+
+/** Parsing, downtime, credentials, the 404 and the error envelope: what every route shares. */
+function installShared(app: FastifyInstance, deps: Deps, open: ReadonlySet<string>): void {
+  // Any content type is read as JSON (a client that forgets the header is not the point of a test),
+  // and an empty body is no body: `transmit` is POSTed without one.
+  app.removeAllContentTypeParsers();
+  const parseJson = app.getDefaultJsonParser("error", "error");
+  app.addContentTypeParser("*", { parseAs: "string" }, (request, body, done) => {
+    if (String(body).trim() === "") done(null, undefined);
+    else parseJson(request, String(body), done);
+  });
+  // Before the body is read: downtime answers everything, a bad credential every closed route.
+  app.addHook("onRequest", async (request, reply) => {
+    if (deps.planner.inDowntime()) {
+      deps.planner.count("down");
+      return reply.code(503).send(errorBody(new MbsError(503, SERVER_ERRORS[503]), "gateway"));
+    }
+    // Fastify answers HEAD with the GET route: it is as open as that route.
+    const method = request.method === "HEAD" ? "GET" : request.method;
+    const route = `${method} ${request.routeOptions.url}`;
+    if (request.is404 || open.has(route) || authenticated(request, deps.ctx)) return;
+    return reply.code(400).send(errorBody(badCredential(), "handler"));
+  });
+  app.setNotFoundHandler((_request, reply) => {
+    const { status, body } = noRoute();
+    return reply.code(status).send(body);
+  });
+  app.setErrorHandler((err: FastifyError, _request, reply) => {
+    const mapped =
+      err.code === "FST_ERR_CTP_BODY_TOO_LARGE"
+        ? new MbsError(413, BODY_TOO_LARGE, { details: `the limit is ${BODY_LIMIT} bytes` })
+        : (err.statusCode ?? 500) < 500
+          ? invalid(
+              err instanceof SyntaxError || /JSON/i.test(err.message)
+                ? "request body is not valid JSON"
+                : err.message,
+            )
+          : new MbsError(500, SERVER_ERRORS[500]);
+    return reply.code(mapped.status).send(errorBody(mapped, "request"));
+  });
+}
+
+function buildApp(deps: Deps): FastifyInstance {
+  const app = Fastify({
+    logger: false,
+    bodyLimit: BODY_LIMIT,
+    // A slow answer must not hold close() for its whole delay.
+    forceCloseConnections: true,
+    routerOptions: { ignoreTrailingSlash: true },
+  });
+  const endpoints = [
+    ...entityEndpoints(deps.ctx),
+    ...invoiceEndpoints(deps.ctx),
+    ...transmitEndpoints(deps.ctx),
+    ...vatEndpoints(deps.ctx),
+  ];
+  installShared(app, deps, new Set(endpoints.filter((e) => e.open).map((e) => `${e.method} ${e.url}`)));
+  for (const endpoint of endpoints) {
+    app.route({
+      method: endpoint.method,
+      url: endpoint.url,
+      handler: (request, reply) => run(deps, endpoint, request, reply),
+    });
+  }
+  return app;
+}
+
+function urlOf(address: AddressInfo): string {
+  const host = ["0.0.0.0", "::"].includes(address.address) ? "127.0.0.1" : address.address;
+  return `http://${host.includes(":") ? `[${host}]` : host}:${address.port}`;
+}
+
+function checkedOptions(options: MbsSimulatorOptions) {
+  const seed = options.seed ?? 1;
+  const count = options.taxpayers ?? 4;
+  const port = options.port ?? 0;
+  if (!Number.isSafeInteger(seed) || seed < 0) throw new Error(`invalid seed ${seed}: a whole number ≥ 0`);
+  if (!Number.isInteger(count) || count < 1 || count > MAX_TAXPAYERS) {
+    throw new Error(`invalid taxpayers ${count}: a whole number from 1 to ${MAX_TAXPAYERS}`);
+  }
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`invalid port ${port}`);
+  return { seed, count, port, host: options.host ?? "127.0.0.1", spec: parseFaults(options.faults) };
+}
+
+/** Starts the simulator on a real socket; `port` 0 (the default here) picks a free one. */
+export async function startMbsSimulator(options: MbsSimulatorOptions = {}): Promise<MbsSimulator> {
+  const { seed, count, port, host, spec } = checkedOptions(options);
+  const credentials = credentialsOf(seed);
+  const registry = createRegistry(await createTaxpayers(seed, count));
+  const planner = createFaultPlanner(seed, spec);
+  const closing = new AbortController();
+  const app = buildApp({
+    ctx: { seed, credentials, registry, faults: planner },
+    planner,
+    closing: closing.signal,
+  });
+  await app.listen({ port, host });
+  // Downtime windows count from the moment the simulator answers, not from when its keys were made.
+  planner.setSpec(spec);
+  return {
+    url: urlOf(app.server.address() as AddressInfo),
+    api_key: credentials.api_key,
+    api_secret: credentials.api_secret,
+    taxpayers: registry.taxpayers.map(({ business_id, service_id, tin, name }) => ({
+      business_id,
+      service_id,
+      tin,
+      name,
+    })),
+    registrations: () => registry.registrations(),
+    faultCounts: () => planner.counts(),
+    invoice: (irn) => structuredClone(registry.invoice(irn)),
+    vatReports: () => structuredClone(registry.vatReports()),
+    setFaults: (text) => planner.setSpec(parseFaults(text)),
+    close: async () => {
+      closing.abort();
+      await app.close();
+    },
+  };
+}

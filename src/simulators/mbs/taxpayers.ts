@@ -1,0 +1,106 @@
+import { createHash, generateKeyPair } from "node:crypto";
+import { promisify } from "node:util";
+
+/** What the simulator prints and a test needs to sign as a taxpayer. */
+export type MbsTaxpayer = { business_id: string; service_id: string; tin: string; name: string };
+
+/** A taxpayer with what only the simulator's answers carry. */
+export type Taxpayer = MbsTaxpayer & {
+  email: string;
+  password: string;
+  certificate: string;
+  /** The public key of the taxpayer's QR key pair, as PEM (served base64-encoded). */
+  publicKeyPem: string;
+  created_at: string;
+};
+
+export type Credentials = { api_key: string; api_secret: string; user_id: string };
+
+const NAMES = [
+  "Adaeze Textiles Ltd",
+  "Balogun Agro Foods Ltd",
+  "Chinedu Electricals Ltd",
+  "Danjuma Haulage Ltd",
+  "Efe Pharmacy Ltd",
+  "Funmilayo Print Works Ltd",
+  "Garba Grains Ltd",
+  "Halima Solar Ltd",
+  "Ifeanyi Cement Depot Ltd",
+  "Jumoke Catering Services Ltd",
+];
+
+const ALPHANUMERIC = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+
+function digest(seed: number, ...parts: (string | number)[]): Buffer {
+  return createHash("sha256")
+    .update(["mbs-simulator", seed, ...parts].join("\u0000"))
+    .digest();
+}
+
+/** A version 4 UUID, lower case, whose random bits come from the digest. */
+function uuidFrom(bytes: Buffer): string {
+  const b = Buffer.from(bytes.subarray(0, 16));
+  b[6] = ((b[6] ?? 0) & 0x0f) | 0x40;
+  b[8] = ((b[8] ?? 0) & 0x3f) | 0x80;
+  const hex = b.toString("hex");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+export function uuidOf(seed: number, ...parts: (string | number)[]): string {
+  return uuidFrom(digest(seed, ...parts));
+}
+
+/** The APP credential: the same seed gives the same key and secret, so scripts can be repeated. */
+export function credentialsOf(seed: number): Credentials {
+  return {
+    api_key: uuidOf(seed, "api_key"),
+    api_secret: digest(seed, "api_secret").toString("hex"),
+    user_id: uuidOf(seed, "user_id"),
+  };
+}
+
+/**
+ * Each taxpayer signs in (`utilities/authenticate`) with `<service id, lower case>@mbs-simulator.test`
+ * and its TIN as the password: both follow from the printed line, which carries no password.
+ */
+export function taxpayerLogin(taxpayer: Pick<MbsTaxpayer, "service_id" | "tin">) {
+  return { email: `${taxpayer.service_id.toLowerCase()}@mbs-simulator.test`, password: taxpayer.tin };
+}
+
+/** The printed part of `count` taxpayers, derived from the seed alone; ids, service ids and TINs differ. */
+export function taxpayersOf(seed: number, count: number): MbsTaxpayer[] {
+  const offset = digest(seed, "names").readUInt8(0) % NAMES.length;
+  const used = new Set<string>();
+  const out: MbsTaxpayer[] = [];
+  for (let i = 0; out.length < count; i++) {
+    const bytes = digest(seed, "taxpayer", i);
+    const service_id = [...bytes.subarray(16, 24)].map((b) => ALPHANUMERIC[b % 36]).join("");
+    const tin = `${10_000_000 + (bytes.readUInt32BE(24) % 90_000_000)}-${String(out.length + 1).padStart(4, "0")}`;
+    // A clash is astronomically rare; skipping keeps the guarantee without a second scheme.
+    if (used.has(service_id) || used.has(tin.slice(0, 8))) continue;
+    used.add(service_id);
+    used.add(tin.slice(0, 8));
+    const round = Math.floor(out.length / NAMES.length);
+    const name = `${NAMES[(offset + out.length) % NAMES.length]}${round > 0 ? ` ${round + 1}` : ""}`;
+    out.push({ business_id: uuidFrom(bytes), service_id, tin, name });
+  }
+  return out;
+}
+
+const rsaKeyPair = promisify(generateKeyPair);
+
+/** The taxpayers with their QR key pairs, generated at start (RSA 2048, a few tens of ms each). */
+export async function createTaxpayers(seed: number, count: number): Promise<Taxpayer[]> {
+  return Promise.all(
+    taxpayersOf(seed, count).map(async (t, i) => {
+      const { publicKey } = await rsaKeyPair("rsa", { modulusLength: 2048 });
+      return {
+        ...t,
+        ...taxpayerLogin(t),
+        certificate: digest(seed, "certificate", i).toString("base64"),
+        publicKeyPem: publicKey.export({ type: "spki", format: "pem" }).toString(),
+        created_at: new Date(Date.UTC(2026, 0, 1) + i * 60_000).toISOString(),
+      };
+    }),
+  );
+}

@@ -1,0 +1,94 @@
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { test } from "node:test";
+import { startMbsSimulator } from "../../../src/simulators/mbs/server.ts";
+import { cleanEnv, cli, failed, TIMEOUT } from "../../cli/run.ts";
+import { type Json, REPO_ROOT } from "../../helpers.ts";
+import { call, invoiceFor, UUID } from "./harness.ts";
+
+test("simulate mbs prints one JSON line, answers with the printed credentials, and exits 0 on SIGTERM", {
+  timeout: TIMEOUT,
+}, async (t) => {
+  const child = spawn(
+    process.execPath,
+    ["bin/einvoice.js", "simulate", "mbs", "--port", "0", "--seed", "7"],
+    {
+      cwd: REPO_ROOT,
+      env: cleanEnv({}),
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
+  t.after(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  });
+  const exited = once(child, "exit");
+  let stdout = "";
+  let stderr = "";
+  child.stderr.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString("utf8");
+  });
+  const line = await new Promise<string>((resolve, reject) => {
+    child.stdout.on("data", (chunk: Buffer) => {
+      stdout += chunk.toString("utf8");
+      if (stdout.includes("\n")) resolve(stdout.slice(0, stdout.indexOf("\n")));
+    });
+    child.on("exit", (code) => reject(new Error(`exited ${code} before printing: ${stderr}`)));
+  });
+
+  const printed = JSON.parse(line) as Json;
+  assert.deepEqual(Object.keys(printed), ["url", "api_key", "api_secret", "taxpayers"]);
+  assert.match(String(printed.url), /^http:\/\/127\.0\.0\.1:\d+$/);
+  assert.equal(typeof printed.api_key, "string");
+  assert.equal(typeof printed.api_secret, "string");
+  const taxpayers = printed.taxpayers as Json[];
+  assert.equal(taxpayers.length, 4);
+  for (const tp of taxpayers) {
+    assert.deepEqual(Object.keys(tp), ["business_id", "service_id", "tin", "name"]);
+    assert.match(String(tp.business_id), UUID);
+    assert.match(String(tp.service_id), /^[A-Z0-9]{8}$/);
+    assert.match(String(tp.tin), /^\d{8}-\d{4}$/);
+    assert.ok(String(tp.name).length > 0);
+  }
+
+  // The same seed gives the same credentials and taxpayers, in process too.
+  const twin = await startMbsSimulator({ seed: 7 });
+  try {
+    assert.deepEqual(
+      { api_key: twin.api_key, api_secret: twin.api_secret, taxpayers: twin.taxpayers },
+      { api_key: printed.api_key, api_secret: printed.api_secret, taxpayers },
+    );
+  } finally {
+    await twin.close();
+  }
+
+  const sim = {
+    url: String(printed.url),
+    api_key: String(printed.api_key),
+    api_secret: String(printed.api_secret),
+  };
+  const health = await fetch(`${sim.url}/api`);
+  assert.deepEqual(await health.json(), { healthy: true });
+  const tp = taxpayers[0] as { business_id: string; service_id: string; tin: string; name: string };
+  const sign = await call(sim, "POST", "/api/v1/invoice/sign", { body: invoiceFor(tp) });
+  assert.equal(sign.status, 201, JSON.stringify(sign.body));
+
+  child.kill("SIGTERM");
+  const [code, signal] = await exited;
+  assert.equal(signal, null, stderr);
+  assert.equal(code, 0, stderr);
+  assert.equal(stdout, `${line}\n`, "exactly one line on stdout");
+  await assert.rejects(fetch(`${sim.url}/api`), "closed");
+});
+
+test("simulate mbs refuses a bad --faults, naming the part, and a bad --port", {
+  timeout: TIMEOUT,
+}, async () => {
+  failed(
+    await cli(["simulate", "mbs", "--port", "0", "--faults", "transient=0.1,drop=1.5"], {}),
+    /invalid --faults part "drop=1\.5"/,
+  );
+  failed(await cli(["simulate", "mbs", "--port", "0", "--faults", "down=9-3"], {}), /"down=9-3"/);
+  failed(await cli(["simulate", "mbs", "--port", "http"], {}), /invalid --port "http"/);
+  failed(await cli(["simulate", "mbs", "--port", "0", "--taxpayers", "0"], {}), /taxpayers/);
+});

@@ -1,0 +1,314 @@
+import assert from "node:assert/strict";
+import { constants, createPrivateKey, publicEncrypt } from "node:crypto";
+import { test } from "node:test";
+import {
+  BAD_CREDENTIAL,
+  BODY_TOO_LARGE,
+  ENTITY_NOT_FOUND,
+  INVALID_LOGIN,
+  NO_ROUTE,
+  RESOURCE_NOT_FOUND,
+  TIN_NOT_FOUND,
+} from "../../../src/simulators/mbs/envelopes.ts";
+import { taxpayerLogin } from "../../../src/simulators/mbs/server.ts";
+import type { Json } from "../../helpers.ts";
+import { call, data, failure, first, refused, simulator, UUID } from "./harness.ts";
+
+const CLOSED_ROUTES: [string, string][] = [
+  ["GET", "/api/v1/entity"],
+  ["GET", "/api/v1/entity/x"],
+  ["GET", "/api/v1/invoice/crypto_keys/x"],
+  ["POST", "/api/v1/invoice/party"],
+  ["GET", "/api/v1/invoice/party/x"],
+  ["POST", "/api/v1/utilities/verify-tin/"],
+  ["POST", "/api/v1/utilities/authenticate"],
+  ["POST", "/api/v1/invoice/irn/validate"],
+  ["POST", "/api/v1/invoice/validate"],
+  ["POST", "/api/v1/invoice/sign"],
+  ["GET", "/api/v1/invoice/confirm/x"],
+  ["GET", "/api/v1/invoice/download/x"],
+  ["GET", "/api/v1/invoice/x"],
+  ["PATCH", "/api/v1/invoice/update/x"],
+  ["POST", "/api/v1/invoice/transmit/x"],
+  ["PATCH", "/api/v1/invoice/transmit/x"],
+  ["GET", "/api/v1/invoice/transmit/lookup/x"],
+  ["GET", "/api/v1/invoice/transmit/lookup/tin/x"],
+  ["GET", "/api/v1/invoice/transmit/lookup/party/x"],
+  ["GET", "/api/v1/invoice/transmit/pull"],
+  ["GET", "/api/v1/invoice/transmit/self-health-check"],
+  ["POST", "/v1/vat/postPayment"],
+  ["POST", "/api/v1/vat/postpayment"],
+];
+
+test("health answers without credentials", async (t) => {
+  const sim = await simulator(t);
+  const reply = await call(sim, "GET", "/api", { auth: false });
+  assert.equal(reply.status, 200);
+  assert.deepEqual(reply.body, { healthy: true });
+  const head = await fetch(`${sim.url}/api`, { method: "HEAD" });
+  assert.equal(head.status, 200);
+  const closed = await fetch(`${sim.url}/api/v1/entity`, { method: "HEAD" });
+  assert.equal(closed.status, 400);
+});
+
+test("every other route refuses a missing or wrong credential with the authority's 400", async (t) => {
+  const sim = await simulator(t);
+  const variants: { name: string; auth?: boolean; headers?: Record<string, string> }[] = [
+    { name: "none", auth: false },
+    { name: "wrong secret", headers: { "x-api-secret": "nope" } },
+    { name: "key only", auth: false, headers: { "x-api-key": sim.api_key } },
+  ];
+  for (const [method, url] of CLOSED_ROUTES) {
+    for (const v of variants) {
+      const reply = await call(sim, method, url, { ...(method === "GET" ? {} : { body: {} }), ...v });
+      const error = failure(reply, 400, BAD_CREDENTIAL);
+      assert.equal(error.handler, "handler", `${method} ${url} (${v.name})`);
+      assert.equal(error.details, undefined);
+    }
+  }
+  // Checked before the body is read: a malformed body does not hide the credential failure.
+  failure(await call(sim, "POST", "/api/v1/invoice/sign", { raw: "{", auth: false }), 400, BAD_CREDENTIAL);
+});
+
+test("an unknown path answers the authority's 404 body, with or without credentials", async (t) => {
+  const sim = await simulator(t);
+  for (const auth of [true, false]) {
+    for (const [method, url] of [
+      ["GET", "/api/v1/nothing"],
+      ["POST", "/api/v2/invoice/sign"],
+      ["DELETE", "/api/v1/invoice/sign"],
+      ["GET", "/"],
+    ] as const) {
+      const reply = await call(sim, method, url, { auth });
+      assert.equal(reply.status, 404);
+      assert.deepEqual(reply.body, { code: 404, data: null, message: NO_ROUTE });
+    }
+  }
+});
+
+test("malformed, non-object and oversized bodies get an envelope, never a 500", async (t) => {
+  const sim = await simulator(t);
+  refused(
+    await call(sim, "POST", "/api/v1/invoice/party", { raw: "{not json" }),
+    "request body is not valid JSON",
+  );
+  refused(
+    await call(sim, "POST", "/api/v1/invoice/party", { raw: "[1,2]" }),
+    "partyrequest must be a JSON object",
+  );
+  refused(
+    await call(sim, "POST", "/api/v1/invoice/party", { raw: '"text"' }),
+    "partyrequest must be a JSON object",
+  );
+  // Whatever the content type says, the body is read as JSON.
+  const plain = { raw: '{"tin":"1"}', headers: { "content-type": "text/plain" } };
+  failure(await call(sim, "POST", "/api/v1/utilities/verify-tin/", plain), 404, TIN_NOT_FOUND);
+  const huge = JSON.stringify({ note: "x".repeat(1024 * 1024) });
+  const error = failure(
+    await call(sim, "POST", "/api/v1/invoice/validate", { raw: huge }),
+    413,
+    BODY_TOO_LARGE,
+  );
+  assert.match(String(error.details), /1048576 bytes/);
+});
+
+test("entities: each taxpayer with its business and IRN template, searched with paging", async (t) => {
+  const sim = await simulator(t);
+  const tp = first(sim);
+  const entity = data(await call(sim, "GET", `/api/v1/entity/${tp.business_id}`));
+  assert.equal(entity.id, tp.business_id);
+  assert.equal(entity.name, tp.name);
+  const business = (entity.businesses as Json[])[0] as Json;
+  assert.deepEqual(
+    {
+      id: business.id,
+      tin: business.tin,
+      irn_template: business.irn_template,
+      support_peppol: business.support_peppol,
+      is_realtime_reporting: business.is_realtime_reporting,
+      notification_channels: business.notification_channels,
+    },
+    {
+      id: tp.business_id,
+      tin: tp.tin,
+      irn_template: `{{invoice_number}}-${tp.service_id}-{{YYYYMMDD}}`,
+      support_peppol: false,
+      is_realtime_reporting: false,
+      notification_channels: ["EMAIL"],
+    },
+  );
+  failure(
+    await call(sim, "GET", "/api/v1/entity/00000000-0000-4000-8000-000000000000"),
+    404,
+    ENTITY_NOT_FOUND,
+  );
+
+  type Page = { items: Json[]; page: number; size: number; total: number };
+  const search = async (q: string) => data(await call(sim, "GET", `/api/v1/entity?${q}`)) as unknown as Page;
+  const all = await search("");
+  assert.deepEqual(
+    all.items.map((e) => e.id),
+    sim.taxpayers.map((x) => x.business_id),
+  );
+  assert.equal(all.total, 4);
+  const page2 = await search("size=3&page=2&sort_by=created_at");
+  assert.deepEqual(
+    page2.items.map((e) => e.id),
+    [sim.taxpayers[3]?.business_id],
+  );
+  const byName = await search("sort_by=name&sort_direction_desc=true");
+  assert.deepEqual(
+    byName.items.map((e) => e.name),
+    sim.taxpayers
+      .map((x) => x.name)
+      .sort()
+      .reverse(),
+  );
+  const one = await search(`reference=${tp.tin}`);
+  assert.deepEqual(
+    one.items.map((e) => e.id),
+    [tp.business_id],
+  );
+  refused(await call(sim, "GET", "/api/v1/entity?size=101"), "size must be a whole number from 1 to 100");
+  refused(await call(sim, "GET", "/api/v1/entity?page=0"), /page must be a whole number/);
+});
+
+test("crypto keys: a base64 PEM public key that encrypts, and a base64 certificate", async (t) => {
+  const sim = await simulator(t);
+  const tp = first(sim);
+  const keys = data(await call(sim, "GET", `/api/v1/invoice/crypto_keys/${tp.business_id}`));
+  const pem = Buffer.from(String(keys.public_key), "base64").toString("utf8");
+  assert.match(pem, /^-----BEGIN PUBLIC KEY-----\n[\s\S]+-----END PUBLIC KEY-----\n$/);
+  const sealed = publicEncrypt(
+    { key: pem, padding: constants.RSA_PKCS1_PADDING },
+    Buffer.from('{"irn":"x"}'),
+  );
+  assert.equal(sealed.length, 256, "RSA 2048");
+  assert.match(String(keys.certificate), /^[A-Za-z0-9+/]+=*$/);
+  assert.throws(() => createPrivateKey(pem), "only the public half is served");
+  const other = data(await call(sim, "GET", `/api/v1/invoice/crypto_keys/${sim.taxpayers[1]?.business_id}`));
+  assert.notEqual(other.public_key, keys.public_key, "one key pair per taxpayer");
+  failure(await call(sim, "GET", "/api/v1/invoice/crypto_keys/nobody"), 404, "business not found");
+});
+
+test("parties: created once per business and TIN, listed with paging", async (t) => {
+  const sim = await simulator(t);
+  const tp = first(sim);
+  const body = {
+    business_id: tp.business_id,
+    party_name: "Lekki Homes Development Co",
+    tin: "31845560-0001",
+    email: "accounts@lekkihomes.example",
+    telephone: "+2348029876543",
+    postal_address: { street_name: "3 Faulks Road", city_name: "Aba", country: "NG" },
+  };
+  const created = data(await call(sim, "POST", "/api/v1/invoice/party", { body }), 201);
+  assert.match(String(created.id), UUID);
+  assert.equal(created.party_name, body.party_name);
+  assert.deepEqual(created.postal_address, body.postal_address);
+  const repeat = data(await call(sim, "POST", "/api/v1/invoice/party", { body }), 200);
+  assert.equal(repeat.id, created.id, "a retried create answers the party already held");
+  data(await call(sim, "POST", "/api/v1/invoice/party", { body: { ...body, tin: "31845560-0002" } }), 201);
+
+  refused(
+    await call(sim, "POST", "/api/v1/invoice/party", { body: { business_id: tp.business_id } }),
+    "partyrequest.partyname is required; partyrequest.tin is required; partyrequest.email is required",
+  );
+  refused(
+    await call(sim, "POST", "/api/v1/invoice/party", { body: { ...body, business_id: "nobody" } }),
+    "partyrequest.businessid is invalid",
+  );
+  refused(
+    await call(sim, "POST", "/api/v1/invoice/party", { body: { ...body, telephone: 123 } }),
+    "partyrequest.telephone must be a string",
+  );
+
+  type Page = { items: Json[]; total: number };
+  const list = data(
+    await call(sim, "GET", `/api/v1/invoice/party/${tp.business_id}?size=1`),
+  ) as unknown as Page;
+  assert.equal(list.total, 2);
+  assert.equal(list.items.length, 1);
+  const found = data(
+    await call(sim, "GET", `/api/v1/invoice/party/${tp.business_id}?reference=31845560-0002`),
+  ) as unknown as Page;
+  assert.deepEqual(
+    found.items.map((p) => p.tin),
+    ["31845560-0002"],
+  );
+  const empty = data(
+    await call(sim, "GET", `/api/v1/invoice/party/${sim.taxpayers[1]?.business_id}`),
+  ) as unknown as Page;
+  assert.equal(empty.total, 0);
+  failure(await call(sim, "GET", "/api/v1/invoice/party/nobody"), 404, "business not found");
+});
+
+test("utilities: verify-tin knows the taxpayers; authenticate returns a taxpayer's entity id", async (t) => {
+  const sim = await simulator(t);
+  const tp = first(sim);
+  for (const url of ["/api/v1/utilities/verify-tin/", "/api/v1/utilities/verify-tin"]) {
+    const details = data(await call(sim, "POST", url, { body: { tin: tp.tin } }));
+    assert.equal(details.jtb_tin, tp.tin);
+    assert.equal(details.id, tp.business_id);
+    for (const key of ["address", "email", "message", "phone", "rc_number", "status", "taxofficer_id"]) {
+      assert.ok(key in details, key);
+    }
+  }
+  failure(
+    await call(sim, "POST", "/api/v1/utilities/verify-tin/", { body: { tin: "99999999-0001" } }),
+    404,
+    TIN_NOT_FOUND,
+  );
+  refused(
+    await call(sim, "POST", "/api/v1/utilities/verify-tin/", { body: {} }),
+    "verifytinrequest.tin is required",
+  );
+
+  const login = taxpayerLogin(tp);
+  assert.equal(login.email, `${tp.service_id.toLowerCase()}@mbs-simulator.test`);
+  const who = data(await call(sim, "POST", "/api/v1/utilities/authenticate", { body: login }));
+  assert.equal(who.entity_id, tp.business_id);
+  const wrong = { ...login, password: "guess" };
+  failure(await call(sim, "POST", "/api/v1/utilities/authenticate", { body: wrong }), 400, INVALID_LOGIN);
+  refused(
+    await call(sim, "POST", "/api/v1/utilities/authenticate", { body: { email: login.email } }),
+    /password/,
+  );
+});
+
+test("resource lists answer without credentials; an unknown list is a 404", async (t) => {
+  const sim = await simulator(t);
+  const lists = [
+    "countries",
+    "currencies",
+    "invoice-types",
+    "payment-means",
+    "tax-categories",
+    "vat-exemptions",
+    "services-codes",
+    "hs-codes",
+    "lgas",
+    "states",
+    "invoice-quantity-codes",
+  ];
+  for (const list of lists) {
+    for (const auth of [false, true]) {
+      const rows = data(await call(sim, "GET", `/api/v1/invoice/resources/${list}`, { auth }));
+      assert.ok(Array.isArray(rows) && rows.length > 0, list);
+    }
+  }
+  const types = data(await call(sim, "GET", "/api/v1/invoice/resources/invoice-types", { auth: false }));
+  assert.ok((types as unknown as Json[]).some((r) => r.code === "381"));
+  const lgas = data(await call(sim, "GET", "/api/v1/invoice/resources/lgas", { auth: false }));
+  assert.ok(
+    (lgas as unknown as Json[]).some((r) => r.code === "NG-AB-ANO"),
+    "the fixture's LGA",
+  );
+  for (const list of ["nothing", "constructor", "__proto__"]) {
+    failure(
+      await call(sim, "GET", `/api/v1/invoice/resources/${list}`, { auth: false }),
+      404,
+      RESOURCE_NOT_FOUND,
+    );
+  }
+});

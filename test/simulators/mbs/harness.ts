@@ -1,0 +1,110 @@
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import path from "node:path";
+import type { TestContext } from "node:test";
+import { VALIDATION_FAILED } from "../../../src/simulators/mbs/envelopes.ts";
+import {
+  type MbsSimulator,
+  type MbsSimulatorOptions,
+  type MbsTaxpayer,
+  startMbsSimulator,
+} from "../../../src/simulators/mbs/server.ts";
+import { type Json, SHARED_DIR } from "../../helpers.ts";
+
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+export const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+/** A simulator of the test's own, closed when the test ends. */
+export async function simulator(t: TestContext, options: MbsSimulatorOptions = {}): Promise<MbsSimulator> {
+  const sim = await startMbsSimulator(options);
+  t.after(() => sim.close());
+  return sim;
+}
+
+export type Reply = { status: number; body: Json };
+
+export type CallOptions = {
+  body?: unknown;
+  /** Sent as is, for malformed bodies. */
+  raw?: string;
+  headers?: Record<string, string>;
+  /** false: no credentials at all. */
+  auth?: boolean;
+};
+
+/** One real HTTP call with the simulator's credentials; the answer must be JSON. */
+export async function call(
+  sim: Pick<MbsSimulator, "url" | "api_key" | "api_secret">,
+  method: string,
+  url: string,
+  options: CallOptions = {},
+) {
+  const body = options.raw ?? (options.body === undefined ? undefined : JSON.stringify(options.body));
+  const res = await fetch(`${sim.url}${url}`, {
+    method,
+    headers: {
+      ...(options.auth === false ? {} : { "x-api-key": sim.api_key, "x-api-secret": sim.api_secret }),
+      ...(body === undefined ? {} : { "content-type": "application/json" }),
+      ...options.headers,
+    },
+    ...(body === undefined ? {} : { body }),
+  });
+  const text = await res.text();
+  return { status: res.status, body: JSON.parse(text) as Json } satisfies Reply;
+}
+
+/** A success envelope with this code; its data. */
+export function data(reply: Reply, code = 200): Json {
+  assert.equal(reply.status, code, JSON.stringify(reply.body));
+  assert.equal(reply.body.code, code);
+  assert.equal(typeof reply.body.message, "string");
+  assert.ok("data" in reply.body);
+  return reply.body.data as Json;
+}
+
+/** An error envelope with this status and public message; its `error` object. */
+export function failure(reply: Reply, status: number, publicMessage: string | RegExp): Json {
+  assert.equal(reply.status, status, JSON.stringify(reply.body));
+  assert.equal(reply.body.code, status);
+  assert.equal(reply.body.data, null);
+  assert.equal(reply.body.message, "error has occurred");
+  const error = reply.body.error as Json;
+  assert.match(String(error.id), UUID);
+  assert.equal(typeof error.handler, "string");
+  if (typeof publicMessage === "string") assert.equal(error.public_message, publicMessage);
+  else assert.match(String(error.public_message), publicMessage);
+  return error;
+}
+
+/** A validation failure whose details contain (or equal, for a string) what is expected. */
+export function refused(reply: Reply, details: string | RegExp): Json {
+  const error = failure(reply, 400, VALIDATION_FAILED);
+  if (typeof details === "string") assert.equal(error.details, details);
+  else assert.match(String(error.details), details);
+  return error;
+}
+
+/** The shared full invoice as one taxpayer's, under the invoice number given. */
+export function invoiceFor(taxpayer: MbsTaxpayer, number = "INV0001"): Json {
+  const doc = JSON.parse(
+    fs
+      .readFileSync(path.join(SHARED_DIR, "fixtures", "invoice-full.json"), "utf8")
+      .replaceAll("{{BUSINESS_ID}}", taxpayer.business_id)
+      .replaceAll("{{SERVICE_ID}}", taxpayer.service_id),
+  ) as Json;
+  doc.irn = `${number}-${taxpayer.service_id}-${String(doc.issue_date).replaceAll("-", "")}`;
+  return doc;
+}
+
+export function first(sim: MbsSimulator): MbsTaxpayer {
+  const taxpayer = sim.taxpayers[0];
+  assert.ok(taxpayer);
+  return taxpayer;
+}
+
+/** Signs an invoice and checks it was registered. */
+export async function signed(sim: MbsSimulator, doc: Json): Promise<string> {
+  const reply = await call(sim, "POST", "/api/v1/invoice/sign", { body: doc });
+  assert.equal(reply.status, 201, JSON.stringify(reply.body));
+  return String(doc.irn);
+}
