@@ -27,10 +27,15 @@ test("MBS: a worker killed mid-delivery; another finishes every invoice, each re
   const base = fixture("invoice-minimal", who);
   const invoices = Array.from({ length: total }, () => invoiceFor(base, who));
   for (const payload of invoices) {
-    const res = await service.app.inject({ method: "POST", url: `${API}/sign-transmit`, headers: who.headers, payload });
+    const res = await service.app.inject({
+      method: "POST",
+      url: `${API}/sign-transmit`,
+      headers: who.headers,
+      payload,
+    });
     assert.equal(res.statusCode, 503, "queued: no worker in this process");
   }
-  const count = async (status: string) =>
+  const count = async (status: "TRANSMITTED") =>
     Number(
       (
         await service.ctx.db
@@ -54,7 +59,8 @@ test("MBS: a worker killed mid-delivery; another finishes every invoice, each re
   assert.equal(code, 0);
 
   const registrations = sim.registrations();
-  for (const payload of invoices) assert.equal(registrations.get(String(payload.irn)), 1, String(payload.irn));
+  for (const payload of invoices)
+    assert.equal(registrations.get(String(payload.irn)), 1, String(payload.irn));
   const jobs = await service.ctx.transmission.stats();
   assert.deepEqual(
     jobs.filter((j) => j.kind === "delivery").map((j) => [j.state, j.count]),

@@ -29,10 +29,19 @@ test("with EINVOICE_AUTHORITY=mbs an invoice is validated, signed and transmitte
   const base = fixture("invoice-full", who);
   const payload = invoiceFor(base, who);
   const irn = String(payload.irn);
-  const signed = await service.app.inject({ method: "POST", url: `${API}/sign-transmit`, headers: who.headers, payload });
+  const signed = await service.app.inject({
+    method: "POST",
+    url: `${API}/sign-transmit`,
+    headers: who.headers,
+    payload,
+  });
   assert.equal(signed.statusCode, 200, signed.body);
 
-  await eventually(async () => (await statusOf(service, irn, who.headers)).status === "TRANSMITTED", 20_000, "TRANSMITTED");
+  await eventually(
+    async () => (await statusOf(service, irn, who.headers)).status === "TRANSMITTED",
+    20_000,
+    "TRANSMITTED",
+  );
   const lookup = await statusOf(service, irn, who.headers);
   assert.equal(lookup.authority_state, null);
   assert.equal(lookup.authority_error, null);
@@ -48,11 +57,17 @@ test("with EINVOICE_AUTHORITY=mbs an invoice is validated, signed and transmitte
   assert.equal(sim.registrations().get(irn), 1);
 
   // Payments: PARTIAL, then PAID; both reach MBS's update/{IRN}, in that order.
-  for (const update of [
+  const updates: Json[] = [
     { payment_status: "PARTIAL", amount: 100_000, payment_update_date: "2026-11-20", reference: "TRF-1" },
     { payment_status: "PAID", reference: "TRF-2" },
-  ]) {
-    const res = await service.app.inject({ method: "PATCH", url: `${API}/update/${irn}`, headers: who.headers, payload: update });
+  ];
+  for (const update of updates) {
+    const res: { statusCode: number; body: string } = await service.app.inject({
+      method: "PATCH",
+      url: `${API}/update/${irn}`,
+      headers: who.headers,
+      payload: update,
+    });
     assert.equal(res.statusCode, 200, res.body);
   }
   await eventually(
@@ -97,7 +112,10 @@ test("each MBS fault class is retried and delivered once, or ends TRANSMISSION_F
   assert.ok(who);
   const base = fixture("invoice-minimal", who);
   const retried = ["TRANSIENT", "SERVERERROR", "DROP", "SLOW", "PARTIAL", "NOTENABLED"];
-  const cases = [...retried, "DUPLICATE", "REJECT"].map((prefix) => ({ prefix, doc: invoiceFor(base, who, prefix) }));
+  const cases = [...retried, "DUPLICATE", "REJECT"].map((prefix) => ({
+    prefix,
+    doc: invoiceFor(base, who, prefix),
+  }));
   for (const { doc } of cases) await signTransmit(service, who.headers, doc);
 
   const irnOf = (prefix: string) => String(cases.find((c) => c.prefix === prefix)?.doc.irn);
@@ -128,7 +146,9 @@ test("each MBS fault class is retried and delivered once, or ends TRANSMISSION_F
   assert.equal(partial[0]?.authority_state, "REGISTERED");
   // The buyer not enabled: held, without using up the budget, until MBS takes the transmission.
   const buyer = (await statusOf(service, irnOf("NOTENABLED"), who.headers)).attempts;
-  assert.ok(buyer.some((a) => a.authority_state === "AWAITING_BUYER" && a.hold === "buyer" && a.outcome === "held"));
+  assert.ok(
+    buyer.some((a) => a.authority_state === "AWAITING_BUYER" && a.hold === "buyer" && a.outcome === "held"),
+  );
   const refused = await statusOf(service, irnOf("REJECT"), who.headers);
   assert.equal(refused.status, "TRANSMISSION_FAILED");
   assert.equal(refused.attempts.length, 1, "a refusal is not retried");
@@ -136,10 +156,12 @@ test("each MBS fault class is retried and delivered once, or ends TRANSMISSION_F
   assert.equal(error.status, 400);
   assert.equal(error.public_message, "validation failed: unable to process your request");
   assert.equal(typeof error.details, "string");
-  const history = (await service.app.inject({ url: `${API}/${irnOf("REJECT")}`, headers: who.headers })).json().data
-    .history as Array<{ type: string; detail: Json }>;
+  const history = (
+    await service.app.inject({ url: `${API}/${irnOf("REJECT")}`, headers: who.headers })
+  ).json().data.history as Array<{ type: string; detail: Json }>;
   const failed = history.find((e) => e.type === "transmission_failed");
-  assert.deepEqual((failed?.detail.authority_error as Json).details, error.details);
+  assert.ok(failed, "the final failure is in the history");
+  assert.deepEqual((failed.detail.authority_error as Json).details, error.details);
   assert.equal(sim.registrations().get(irnOf("REJECT")), undefined);
   const counts = sim.faultCounts();
   for (const fault of ["transient", "5xx", "drop", "slow", "partial", "not_enabled", "duplicate"]) {
@@ -169,7 +191,11 @@ test("a buyer not enabled and refused credentials are held in lookup without usi
   assert.equal((waiting.authority_error as Json).sub_message, "NOT_ENABLED");
   // The buyer enables receiving: delivered.
   sim.setFaults("");
-  await eventually(async () => (await statusOf(service, irn, who.headers)).status === "TRANSMITTED", 20_000, "TRANSMITTED");
+  await eventually(
+    async () => (await statusOf(service, irn, who.headers)).status === "TRANSMITTED",
+    20_000,
+    "TRANSMITTED",
+  );
   assert.equal(sim.registrations().get(irn), 1);
 
   // Refused credentials: the operator's to fix; no invoice fails for it.
@@ -192,7 +218,11 @@ test("a buyer not enabled and refused credentials are held in lookup without usi
   assert.equal(held.authority_state, "AWAITING_OPERATOR");
   assert.equal((held.authority_error as Json).public_message, "unable to validate api key");
   assert.ok(held.attempts.every((a) => a.outcome === "held" && a.hold === "configuration"));
-  const [job] = await wrong.ctx.db.selectFrom("outbox_jobs").select(["attempts", "state"]).where("irn", "=", String(other.irn)).execute();
+  const [job] = await wrong.ctx.db
+    .selectFrom("outbox_jobs")
+    .select(["attempts", "state"])
+    .where("irn", "=", String(other.irn))
+    .execute();
   assert.deepEqual(job, { attempts: 0, state: "pending" });
 });
 
@@ -261,7 +291,10 @@ test("1,000 invoices of 4 businesses through transient=0.3,slow=0.1: each regist
     .execute();
   const attemptsOf = new Map<string, Array<{ attempt: number; outcome: string }>>();
   for (const e of events) {
-    const detail = (typeof e.detail === "string" ? JSON.parse(e.detail) : e.detail) as { attempt: number; outcome: string };
+    const detail = (typeof e.detail === "string" ? JSON.parse(e.detail) : e.detail) as {
+      attempt: number;
+      outcome: string;
+    };
     attemptsOf.set(e.irn, [...(attemptsOf.get(e.irn) ?? []), detail]);
   }
   let retried = 0;

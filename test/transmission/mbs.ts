@@ -12,14 +12,20 @@ export const FAST = {
 };
 
 /** A simulator on a free port, closed when the test ends. */
-export async function simulator(t: TestContext, options: { faults?: string; seed?: number; taxpayers?: number } = {}) {
+export async function simulator(
+  t: TestContext,
+  options: { faults?: string; seed?: number; taxpayers?: number } = {},
+) {
   const sim = await startMbsSimulator({ port: 0, host: "127.0.0.1", ...options });
   t.after(() => sim.close());
   return sim;
 }
 
 /** The service's settings for delivering to a simulator. */
-export const mbsEnv = (sim: Pick<MbsSimulator, "url" | "api_key" | "api_secret">, extra: Record<string, string> = {}) => ({
+export const mbsEnv = (
+  sim: Pick<MbsSimulator, "url" | "api_key" | "api_secret">,
+  extra: Record<string, string> = {},
+) => ({
   ...FAST,
   EINVOICE_AUTHORITY: "mbs",
   EINVOICE_MBS_URL: sim.url,
