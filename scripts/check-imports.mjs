@@ -4,6 +4,8 @@
 //   import from src/http: services, repositories and rules speak in domain terms (src/errors.ts);
 // - src/crypto imports no domain: it is a library;
 // - src/transmission imports nothing from src/invoices: the outbox reports outcomes through a port;
+// - src/simulators imports nothing else of src/: a simulator of an upstream shares no code with the
+//   service it is the upstream of, so it cannot agree with the service's mistakes;
 // - no cycle between the folders of src/ (each edge of one is named, with an import that makes it).
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
@@ -47,6 +49,9 @@ for (const file of files(SRC)) {
     // Settings (config.ts) and the shared error and turn helpers are no domain.
     if (from === "crypto" && to !== "crypto" && !["config", "errors", "turns"].includes(to)) {
       found.push(`crypto imports a domain: ${file} -> ${target}`);
+    }
+    if (from === "simulators" && to !== "simulators") {
+      found.push(`simulators import the service: ${file} -> ${target}`);
     }
     if (from === "transmission" && to === "invoices") {
       found.push(`transmission imports invoices: ${file} -> ${target}`);

@@ -31,6 +31,7 @@ test("the layering check names each kind of breach, with the import that makes i
   write("src/reports/service.ts", 'export { x } from "../invoices/service.ts";\n');
   write("src/crypto/signer.ts", 'const m = await import("../invoices/service.ts");\n');
   write("src/transmission/outbox.ts", 'import type { X } from "../invoices/service.ts";\n');
+  write("src/simulators/mbs/server.ts", 'import { DeliveryError } from "../../transmission/outbox.ts";\n');
   const result = run(root);
   assert.equal(result.status, 1);
   const out = result.stderr;
@@ -47,4 +48,8 @@ test("the layering check names each kind of breach, with the import that makes i
     /cycle edge: invoices -> reports \(src\/invoices\/service\.ts -> src\/reports\/service\.ts\)/,
   );
   assert.match(out, /cycle edge: reports -> invoices/);
+  assert.match(
+    out,
+    /simulators import the service: src\/simulators\/mbs\/server\.ts -> src\/transmission\/outbox\.ts/,
+  );
 });
