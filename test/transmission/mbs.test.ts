@@ -218,6 +218,11 @@ test("a buyer not enabled and refused credentials are held in lookup without usi
   assert.equal(held.authority_state, "AWAITING_OPERATOR");
   assert.equal((held.authority_error as Json).public_message, "unable to validate api key");
   assert.ok(held.attempts.every((a) => a.outcome === "held" && a.hold === "configuration"));
+  // Neither credential is written anywhere an operator or a client reads.
+  const outbox = await wrong.ctx.db.selectFrom("outbox_jobs").select("last_error").execute();
+  for (const text of [JSON.stringify(held), JSON.stringify(outbox)]) {
+    assert.ok(!text.includes("not-the-secret") && !text.includes(sim.api_key));
+  }
   const [job] = await wrong.ctx.db
     .selectFrom("outbox_jobs")
     .select(["attempts", "state"])
@@ -310,4 +315,34 @@ test("1,000 invoices of 4 businesses through transient=0.3,slow=0.1: each regist
     if (attempts.length > 1) retried += 1;
   }
   assert.ok(retried > total / 2, `most invoices needed more than one attempt (${retried})`);
+});
+
+test("MBS down for a while: deliveries wait it out and arrive once each", { timeout: 60_000 }, async (t) => {
+  const sim = await simulator(t, { seed: 8 });
+  const service = await serviceFor(t, sim, { EINVOICE_TRANSMIT_WAIT_MS: "0" });
+  service.startWorker(4);
+  const [who] = service.tenants;
+  assert.ok(who);
+  const base = fixture("invoice-minimal", who);
+  const docs = Array.from({ length: 5 }, () => invoiceFor(base, who));
+  // The window counts from here, however long the service took to start.
+  sim.setFaults("down=0-2");
+  for (const doc of docs) await signTransmit(service, who.headers, doc);
+  await eventually(
+    async () => {
+      for (const doc of docs) {
+        if ((await statusOf(service, String(doc.irn), who.headers)).status !== "TRANSMITTED") return false;
+      }
+      return true;
+    },
+    30_000,
+    "every invoice TRANSMITTED after the downtime",
+  );
+  assert.ok((sim.faultCounts().down ?? 0) >= 5, JSON.stringify(sim.faultCounts()));
+  for (const doc of docs) {
+    const attempts = (await statusOf(service, String(doc.irn), who.headers)).attempts;
+    assert.ok(attempts.length >= 2, "retried through the downtime");
+    assert.match(String(attempts[0]?.error), /MBS validate answered 503/);
+    assert.equal(sim.registrations().get(String(doc.irn)), 1);
+  }
 });
