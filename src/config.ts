@@ -87,6 +87,11 @@ const Env = Type.Object({
   EINVOICE_IDEMPOTENCY_WAIT_MS: Type.Integer({ minimum: 0, maximum: 600_000, default: 30_000 }),
   /** A supplier TIN other than the signing business's registered TIN: `off` warns, `on` refuses. */
   EINVOICE_STRICT_SUPPLIER: Type.Union([Type.Literal("on"), Type.Literal("off")], { default: "off" }),
+  /**
+   * Where the public reaches this service (https://einvoice.example.com): the verification QR then
+   * holds `{EINVOICE_PUBLIC_URL}/verify?t=…`, so a phone camera opens the verification page.
+   */
+  EINVOICE_PUBLIC_URL: Type.Optional(Type.String({ pattern: "^https?://[^\\s?#]+$", maxLength: 200 })),
 });
 
 export type Config = {
@@ -109,6 +114,7 @@ export type Config = {
   requestTimeoutMs: number;
   idempotencyWaitMs: number;
   strictSupplier: boolean;
+  publicUrl: string | undefined;
   /** Fastify's `trustProxy`: which proxies' X-Forwarded-* headers to believe. */
   trustProxy: boolean | string;
   authority:
@@ -175,6 +181,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     requestTimeoutMs: parsed.EINVOICE_REQUEST_TIMEOUT_MS,
     idempotencyWaitMs: parsed.EINVOICE_IDEMPOTENCY_WAIT_MS,
     strictSupplier: parsed.EINVOICE_STRICT_SUPPLIER === "on",
+    publicUrl: parsed.EINVOICE_PUBLIC_URL?.replace(/\/+$/, ""),
     trustProxy: trustProxyOf(parsed.EINVOICE_TRUST_PROXY),
     authority: authorityOf(parsed),
     outbox: {

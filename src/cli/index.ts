@@ -10,7 +10,7 @@ import { outboxCommands } from "./outbox.ts";
 import { serveCommands } from "./serve.ts";
 import { simulateCommands } from "./simulate.ts";
 import { SubmitError } from "./submit.ts";
-import { auditCommands, verifyCommand } from "./verify.ts";
+import { auditCommands, verifyCommand, verifyQrCommand } from "./verify.ts";
 
 /** The `einvoice` command: the groups are added in the order `--help` lists them. */
 function einvoiceProgram(): Command {
@@ -28,6 +28,7 @@ function einvoiceProgram(): Command {
   catalogCommands(program);
   auditCommands(program);
   verifyCommand(program);
+  verifyQrCommand(program);
   invoiceCommands(program);
   openapiCommand(program);
   serviceKeyCommands(program);

@@ -1,5 +1,6 @@
 import { createHash, createPrivateKey, createPublicKey, type KeyObject, sign, verify } from "node:crypto";
 import canonicalize from "canonicalize";
+import { issueToken, type VerificationClaims } from "./verification-token.ts";
 
 export type Signature = { alg: "EdDSA"; kid: string; hash: string; value: string };
 
@@ -128,6 +129,14 @@ export function createSigner(privateKeysPem: readonly string[]) {
     signCanonical,
     verify: (fields: SignedFields, signature: Signature) =>
       verifySignature(signedPayload(fields), signature, jwks),
+    /**
+     * An invoice's verification token, under the key that signed the invoice while it is still
+     * held (the same token every time), else under the current one.
+     */
+    verificationToken: (claims: VerificationClaims, kid: string | null) => {
+      const key = keys.find((k) => k.jwk.kid === kid) ?? current;
+      return issueToken(claims, key.jwk.kid, key.privateKey);
+    },
   };
 }
 

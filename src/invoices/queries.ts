@@ -6,6 +6,7 @@ import { DomainError } from "../errors.ts";
 import { amountsOf } from "./payments.ts";
 import type { InvoiceRepository, InvoiceState } from "./repository.ts";
 import { openDocument } from "./stored-document.ts";
+import type { VerificationService } from "./verification.ts";
 
 /** The same answer whether the IRN is unknown or belongs to another business: nothing leaks. */
 export function notFound(irn: string, scope = " for this business"): DomainError {
@@ -71,8 +72,9 @@ function atAuthority(status: InvoiceState["status"], last: Record<string, unknow
 export function invoiceQueries(deps: {
   invoices: Pick<InvoiceRepository, "find" | "findByIrn" | "findState" | "events">;
   sealer: Pick<Sealer, "open">;
+  verification: Pick<VerificationService, "qrText">;
 }) {
-  const { invoices, sealer } = deps;
+  const { invoices, sealer, verification } = deps;
   const { load, loadAny } = invoiceLoader(invoices);
   const readDocument = (row: InvoiceTable) => openDocument(row, sealer);
 
@@ -91,6 +93,7 @@ export function invoiceQueries(deps: {
       issue_date: row.issue_date,
       updated_at: row.updated_at,
       qr_code: row.qr_code,
+      verification_qr: await verification.qrText(row),
       previous_hash: row.previous_hash,
       document: readDocument(row),
       signature: signatureOf(row),
@@ -119,6 +122,25 @@ export function invoiceQueries(deps: {
 
     async qrCode(principal: Principal, irn: string): Promise<string> {
       return (await load(principal, irn)).qr_code;
+    },
+
+    /** The text of the invoice's verification QR (see verification.ts). */
+    async verificationQr(principal: Principal, irn: string): Promise<string> {
+      return verification.qrText(await load(principal, irn));
+    },
+
+    /** What the buyer's PDF shows: the document as signed, its state, both QR texts, the signature. */
+    async printable(principal: Principal, irn: string) {
+      const row = await load(principal, irn);
+      return {
+        irn: row.irn,
+        status: row.status,
+        document: readDocument(row),
+        qrText: row.qr_code,
+        verificationText: await verification.qrText(row),
+        signature: row.kid && row.hash ? { kid: row.kid, hash: row.hash } : null,
+        signedAt: row.signed_at,
+      };
     },
 
     async lookup(principal: Principal, irn: string) {

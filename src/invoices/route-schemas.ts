@@ -97,6 +97,10 @@ export const FullRecord = Type.Object({
   issue_date: Type.String({ format: "date" }),
   updated_at: Type.String({ format: "date-time" }),
   qr_code: Type.String({ description: "base64 of the RSA-encrypted QR payload" }),
+  verification_qr: Type.String({
+    description:
+      "the verification QR's text: a JWS (EdDSA, kid of a key in /.well-known/jwks.json) of the IRN, seller TIN, issue date, payable amount, currency and signed hash, or {EINVOICE_PUBLIC_URL}/verify?t=<JWS>",
+  }),
   previous_hash: Nullable(Type.String({ description: "hash of the business's previous invoice" })),
   document: Type.Object(
     {},

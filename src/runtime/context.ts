@@ -29,6 +29,7 @@ import { type InvoiceRepository, invoiceRepository } from "../invoices/repositor
 import { invoiceResealer } from "../invoices/reseal.ts";
 import { invoiceTransmits } from "../invoices/transmit.ts";
 import { validationPool } from "../invoices/validation-pool.ts";
+import { verificationService } from "../invoices/verification.ts";
 import { dataKeyStateRepository } from "../keys/key-state-repository.ts";
 import { dataKeyRotation } from "../keys/rotation.ts";
 import { sealingService } from "../keys/sealing.ts";
@@ -211,7 +212,13 @@ export async function createContext(config: Config) {
     lifecycle,
     transmitWaitMs: config.outbox.transmitWaitMs,
   });
-  const records = invoiceQueries({ invoices: invoicesRepo, sealer });
+  const verification = verificationService({
+    signer,
+    businesses: businessesRepo,
+    invoices: invoicesRepo,
+    publicUrl: config.publicUrl,
+  });
+  const records = invoiceQueries({ invoices: invoicesRepo, sealer, verification });
   const profiles = businessProfiles(businessesRepo);
   const irns = irnCheck({ invoices: invoicesRepo, profiles });
   const invoices = invoiceRegistration({
@@ -264,6 +271,7 @@ export async function createContext(config: Config) {
     reference,
     invoices,
     records,
+    verification,
     transmits,
     irns,
     payments,

@@ -9,6 +9,7 @@ import { referenceRoutes } from "../reference/routes.ts";
 import { reportRoutes } from "../reports/routes.ts";
 import { signingRoutes } from "../signing/routes.ts";
 import { metricsRoutes } from "../transmission/routes.ts";
+import { verifyRoutes } from "../verify/routes.ts";
 import type { Context, Logger } from "./context.ts";
 import { sandboxExampleValues } from "./sandbox.ts";
 
@@ -53,6 +54,7 @@ export function createServer(ctx: Context, logger: Logger) {
       reportRoutes({ reports: ctx.reports }),
       signingRoutes({ qr: ctx.qrCodes, signer: ctx.signer, invoices: ctx.records }),
       metricsRoutes({ metrics: ctx.metrics }),
+      verifyRoutes({ verification: ctx.verification }),
       dashboardRoutes({
         dashboard: ctx.dashboard,
         operatorPassword: ctx.operator.password,

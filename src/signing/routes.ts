@@ -30,7 +30,7 @@ const IrnParams = Type.Object({ irn: Type.String({ minLength: 1, maxLength: 100 
 export function signingRoutes(deps: {
   qr: QrService;
   signer: Pick<Signer, "jwks">;
-  invoices: Pick<InvoiceQueries, "qrCode">;
+  invoices: Pick<InvoiceQueries, "qrCode" | "verificationQr">;
 }): FastifyPluginAsyncTypebox {
   return async (app) => {
     app.get(
@@ -97,16 +97,40 @@ export function signingRoutes(deps: {
       },
     );
 
-    const renderings = {
-      png: { type: "image/png", render: qrImage.png },
-      svg: { type: "image/svg+xml", render: qrImage.svg },
-    } as const;
-    for (const [format, { type, render }] of Object.entries(renderings)) {
+    qrImageRoutes(app, deps.invoices);
+  };
+}
+
+/** Each invoice's two codes as images: the platform QR, and the verification QR (see invoices/verification.ts). */
+function qrImageRoutes(
+  app: Parameters<FastifyPluginAsyncTypebox>[0],
+  invoices: Pick<InvoiceQueries, "qrCode" | "verificationQr">,
+): void {
+  const renderings = {
+    png: { type: "image/png", render: qrImage.png, verification: qrImage.verificationPng },
+    svg: { type: "image/svg+xml", render: qrImage.svg, verification: qrImage.verificationSvg },
+  } as const;
+  for (const [format, { type, render, verification }] of Object.entries(renderings)) {
+    const codes = [
+      {
+        path: "qr",
+        summary: `The invoice's QR code as ${format.toUpperCase()}`,
+        text: invoices.qrCode,
+        image: render,
+      },
+      {
+        path: "verification-qr",
+        summary: `The invoice's verification QR code as ${format.toUpperCase()}: a signed token anyone verifies offline against /.well-known/jwks.json`,
+        text: invoices.verificationQr,
+        image: verification,
+      },
+    ];
+    for (const code of codes) {
       app.get(
-        `/api/v1/einvoice/:irn/qr.${format}`,
+        `/api/v1/einvoice/:irn/${code.path}.${format}`,
         {
           schema: {
-            summary: `The invoice's QR code as ${format.toUpperCase()}`,
+            summary: code.summary,
             tags: ["irn and qr"],
             params: IrnParams,
             response: {
@@ -118,13 +142,16 @@ export function signingRoutes(deps: {
               } as unknown as TSchema,
             },
           },
-          config: { handler: `invoice.qr_${format}`, failureMessage: "Failed to fetch invoice" },
+          config: {
+            handler: `invoice.${code.path.replace("-", "_")}_${format}`,
+            failureMessage: "Failed to fetch invoice",
+          },
         },
         async (request, reply) => {
-          const text = await deps.invoices.qrCode(request.principal, request.params.irn);
-          return reply.type(type).send(await render(text));
+          const text = await code.text(request.principal, request.params.irn);
+          return reply.type(type).send(await code.image(text));
         },
       );
     }
-  };
+  }
 }
