@@ -139,6 +139,40 @@ describe("invoice PDF", { skip: withoutPoppler }, () => {
     assert.equal(all.split(HAUSA).length - 1, named.filter((name) => name.startsWith(HAUSA)).length);
   });
 
+  test("a credit note: its title, a second currency, an ISIC code, a rate-only discount, reasons", async (t) => {
+    const document = fullInvoice();
+    const [first, second] = document.invoice_line as Json[];
+    Object.assign(document, {
+      invoice_type_code: "380",
+      tax_currency_code: "USD",
+      billing_reference: [{ irn: "INV0001-AB12CD34-20261115", issue_date: "2026-11-15" }],
+      invoice_line: [
+        { ...first, hsn_code: undefined, isic_code: "4100", discount_amount: undefined, discount_rate: 5 },
+        second,
+      ],
+      allowance_charge: [
+        { charge_indicator: false, amount: 2500, allowance_charge_reason: "Loyalty discount" },
+      ],
+      payment_means: [
+        { payment_means_code: "10" },
+        { payment_means_code: "42" },
+        { payment_means_code: "XYZ" },
+      ],
+    });
+    const [text = ""] = await pages(await rendered(tempDir(t), pdfInput(document)));
+    assert.match(text, /^Credit Note\n/);
+    assert.match(text, /Tax currency\s+USD \(US Dollar, \$\)/);
+    assert.match(text, /Billing reference\s+INV0001-AB12CD34-20261115/);
+    assert.match(
+      text,
+      /Portland cement 50 kg\s+ISIC 4100\s+100\s+NGN per bag\s+6,500\.00\s+5%\s+617,500\.00/,
+    );
+    assert.match(text, /Allowance\s+Loyalty discount\s+2,500\.00/);
+    assert.match(text, /Payment means\s+Cash \(code 10\)/);
+    assert.match(text, /Payment means\s+ACH Credit \(code 42\)/);
+    assert.match(text, /Payment means\s+XYZ\n/);
+  });
+
   test("the same record gives the same bytes", async () => {
     const input = pdfInput(fullInvoice());
     const [first, second] = [await renderInvoicePdf(input), await renderInvoicePdf(input)];
