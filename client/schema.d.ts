@@ -395,6 +395,23 @@ export interface paths {
         patch: operations["invoice.update"];
         trace?: never;
     };
+    "/api/v1/einvoice/{irn}.pdf": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The invoice as the buyer sees it: an A4 PDF with its lines, totals, the platform QR code and the verification QR code */
+        get: operations["invoice.pdf"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/einvoice/irn/validate": {
         parameters: {
             query?: never;
@@ -6256,6 +6273,258 @@ export interface operations {
                         /** @description how many warnings, when more than 200 */
                         warnings_total?: number;
                     };
+                };
+            };
+            /** @description the request or the document is not valid; `error.details` and `error.violations` say why */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status?: false;
+                        /** @description repeats the HTTP status */
+                        code: number;
+                        message: string;
+                        data: null;
+                        error: {
+                            /** @description unique id of this error occurrence */
+                            id?: string;
+                            /** @description the operation that failed */
+                            handler?: string;
+                            /** @description what exactly is wrong, naming the field */
+                            details: string;
+                            public_message?: string;
+                            /** @description the first 200 violations */
+                            violations?: {
+                                /** @description JSON path of the field, e.g. invoice_line[1].price */
+                                path: string;
+                                rule: string;
+                                message: string;
+                                expected?: unknown;
+                                actual?: unknown;
+                                related?: string[];
+                            }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
+                        } | unknown[];
+                        /** Format: date-time */
+                        timestamp?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description API-KEY and API-SECRET are missing or not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status?: false;
+                        /** @description repeats the HTTP status */
+                        code: number;
+                        message: string;
+                        data: null;
+                        error: {
+                            /** @description unique id of this error occurrence */
+                            id?: string;
+                            /** @description the operation that failed */
+                            handler?: string;
+                            /** @description what exactly is wrong, naming the field */
+                            details: string;
+                            public_message?: string;
+                            /** @description the first 200 violations */
+                            violations?: {
+                                /** @description JSON path of the field, e.g. invoice_line[1].price */
+                                path: string;
+                                rule: string;
+                                message: string;
+                                expected?: unknown;
+                                actual?: unknown;
+                                related?: string[];
+                            }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
+                        } | unknown[];
+                        /** Format: date-time */
+                        timestamp?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description no such invoice for this business, or no such route */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status?: false;
+                        /** @description repeats the HTTP status */
+                        code: number;
+                        message: string;
+                        data: null;
+                        error: {
+                            /** @description unique id of this error occurrence */
+                            id?: string;
+                            /** @description the operation that failed */
+                            handler?: string;
+                            /** @description what exactly is wrong, naming the field */
+                            details: string;
+                            public_message?: string;
+                            /** @description the first 200 violations */
+                            violations?: {
+                                /** @description JSON path of the field, e.g. invoice_line[1].price */
+                                path: string;
+                                rule: string;
+                                message: string;
+                                expected?: unknown;
+                                actual?: unknown;
+                                related?: string[];
+                            }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
+                        } | unknown[];
+                        /** Format: date-time */
+                        timestamp?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (with these credentials, failed authentications from this address, or requests without credentials from this address; `error.details` says which); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status?: false;
+                        /** @description repeats the HTTP status */
+                        code: number;
+                        message: string;
+                        data: null;
+                        error: {
+                            /** @description unique id of this error occurrence */
+                            id?: string;
+                            /** @description the operation that failed */
+                            handler?: string;
+                            /** @description what exactly is wrong, naming the field */
+                            details: string;
+                            public_message?: string;
+                            /** @description the first 200 violations */
+                            violations?: {
+                                /** @description JSON path of the field, e.g. invoice_line[1].price */
+                                path: string;
+                                rule: string;
+                                message: string;
+                                expected?: unknown;
+                                actual?: unknown;
+                                related?: string[];
+                            }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
+                        } | unknown[];
+                        /** Format: date-time */
+                        timestamp?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description a transient fault (database or authority); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status?: false;
+                        /** @description repeats the HTTP status */
+                        code: number;
+                        message: string;
+                        data: null;
+                        error: {
+                            /** @description unique id of this error occurrence */
+                            id?: string;
+                            /** @description the operation that failed */
+                            handler?: string;
+                            /** @description what exactly is wrong, naming the field */
+                            details: string;
+                            public_message?: string;
+                            /** @description the first 200 violations */
+                            violations?: {
+                                /** @description JSON path of the field, e.g. invoice_line[1].price */
+                                path: string;
+                                rule: string;
+                                message: string;
+                                expected?: unknown;
+                                actual?: unknown;
+                                related?: string[];
+                            }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
+                        } | unknown[];
+                        /** Format: date-time */
+                        timestamp?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    "invoice.pdf": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                irn: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the invoice, application/pdf */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/pdf": string;
                 };
             };
             /** @description the request or the document is not valid; `error.details` and `error.violations` say why */

@@ -3,7 +3,7 @@ import path from "node:path";
 import type { Command } from "commander";
 import { loadConfig } from "../config.ts";
 import { BATCH_MAX_DOCUMENTS } from "../invoices/batch-limits.ts";
-import { print, progress } from "./output.ts";
+import { print, progress, withContext } from "./output.ts";
 import { SubmitError, submit } from "./submit.ts";
 
 type SubmitOptions = {
@@ -17,9 +17,21 @@ type SubmitOptions = {
 
 /** `invoices submit`: a client of a running service, through its batch endpoints. */
 export function invoiceCommands(program: Command): void {
-  program
-    .command("invoices")
-    .description("invoices through the API")
+  const invoices = program.command("invoices").description("invoices through the API, and their PDFs");
+  invoices
+    .command("pdf")
+    .description("write an invoice's A4 PDF, as GET /api/v1/einvoice/{IRN}.pdf serves it, from the database")
+    .argument("<irn>")
+    .option("--out <file>", "where to write it (default: <IRN>.pdf)")
+    .action(async (irn: string, opts: { out?: string }) => {
+      await withContext(async (ctx) => {
+        const pdf = await ctx.pdfs.operatorPdf(irn);
+        const out = opts.out ?? `${irn.replace(/[^A-Za-z0-9._-]/g, "_")}.pdf`;
+        fs.writeFileSync(out, pdf);
+        return { irn, written: out, bytes: pdf.length };
+      });
+    });
+  invoices
     .command("submit")
     .description(
       "sign every document of a JSONL file (one per line) or a folder of .json files through batch/sign, writing a JSONL report; run it again to resume",

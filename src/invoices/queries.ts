@@ -4,6 +4,7 @@ import type { Signature } from "../crypto/signer.ts";
 import type { InvoiceTable } from "../db/schema.ts";
 import { DomainError } from "../errors.ts";
 import { amountsOf } from "./payments.ts";
+import type { InvoicePdfInput } from "./pdf/render.ts";
 import type { InvoiceRepository, InvoiceState } from "./repository.ts";
 import { openDocument } from "./stored-document.ts";
 import type { VerificationService } from "./verification.ts";
@@ -84,6 +85,18 @@ export function invoiceQueries(deps: {
       : null;
   }
 
+  async function printableOf(row: InvoiceTable): Promise<InvoicePdfInput> {
+    return {
+      irn: row.irn,
+      status: row.status,
+      document: readDocument(row),
+      qrText: row.qr_code,
+      verificationText: await verification.qrText(row),
+      signature: row.kid && row.hash ? { kid: row.kid, hash: row.hash } : null,
+      signedAt: row.signed_at,
+    };
+  }
+
   /** An invoice's full record: its state, the document as signed, the signature and the history. */
   async function recordOf(row: InvoiceTable) {
     const history = await invoices.events(row.irn);
@@ -131,16 +144,12 @@ export function invoiceQueries(deps: {
 
     /** What the buyer's PDF shows: the document as signed, its state, both QR texts, the signature. */
     async printable(principal: Principal, irn: string) {
-      const row = await load(principal, irn);
-      return {
-        irn: row.irn,
-        status: row.status,
-        document: readDocument(row),
-        qrText: row.qr_code,
-        verificationText: await verification.qrText(row),
-        signature: row.kid && row.hash ? { kid: row.kid, hash: row.hash } : null,
-        signedAt: row.signed_at,
-      };
+      return printableOf(await load(principal, irn));
+    },
+
+    /** Any business's printable invoice, for the operator (the CLI), who acts for the service. */
+    async operatorPrintable(irn: string) {
+      return printableOf(await loadAny(irn));
     },
 
     async lookup(principal: Principal, irn: string) {

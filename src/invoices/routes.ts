@@ -8,6 +8,7 @@ import type { IdempotencyService } from "../idempotency/service.ts";
 import { BATCH_BODY_LIMIT, BATCH_MAX_DOCUMENTS } from "./batch-limits.ts";
 import type { IrnCheck } from "./irn-check.ts";
 import type { PaymentService } from "./payment-service.ts";
+import type { InvoicePdfs } from "./pdf/service.ts";
 import type { InvoiceQueries } from "./queries.ts";
 import type { InvoiceRegistration } from "./register.ts";
 import {
@@ -287,10 +288,45 @@ function recordRoutes(
   );
 }
 
+/** The buyer's PDF: a document, not a JSON answer. */
+function pdfRoute(app: App, pdfs: Pick<InvoicePdfs, "pdf">): void {
+  app.get(
+    `${PREFIX}/:irn.pdf`,
+    {
+      schema: {
+        summary:
+          "The invoice as the buyer sees it: an A4 PDF with its lines, totals, the platform QR code and the verification QR code",
+        tags: ["invoices"],
+        params: IrnParams,
+        response: {
+          ...responses(Type.Object({}), "", BY_IRN),
+          // A document, not JSON: described by its content type.
+          200: {
+            description: "the invoice, application/pdf",
+            content: { "application/pdf": { schema: { type: "string", format: "binary" } } },
+          } as unknown as TSchema,
+        },
+      },
+      config: { handler: "invoice.pdf", failureMessage: "Failed to fetch invoice" },
+    },
+    async (request, reply) => {
+      const pdf = await pdfs.pdf(request.principal, request.params.irn);
+      return reply
+        .type("application/pdf")
+        .header(
+          "content-disposition",
+          `inline; filename="${request.params.irn.replace(/[^A-Za-z0-9._-]/g, "_")}.pdf"`,
+        )
+        .send(pdf);
+    },
+  );
+}
+
 export function invoiceRoutes(deps: {
   invoices: InvoiceRegistration;
   transmits: Pick<InvoiceTransmits, "transmit">;
   records: Pick<InvoiceQueries, "lookup" | "simple" | "record">;
+  pdfs: Pick<InvoicePdfs, "pdf">;
   irns: IrnCheck;
   payments: PaymentService;
   idempotency: Pick<IdempotencyService, "begin" | "complete" | "release">;
@@ -301,6 +337,7 @@ export function invoiceRoutes(deps: {
     registrationRoutes(app, deps.invoices, keyed);
     batchRoutes(app, deps.invoices, keyed);
     recordRoutes(app, deps);
+    pdfRoute(app, deps.pdfs);
 
     app.post(
       `${PREFIX}/irn/validate`,

@@ -21,6 +21,8 @@ import { auditService } from "../invoices/audit.ts";
 import { irnCheck } from "../invoices/irn-check.ts";
 import { invoiceLifecycle } from "../invoices/lifecycle.ts";
 import { paymentService } from "../invoices/payment-service.ts";
+import { pdfRenderer } from "../invoices/pdf/pool.ts";
+import { invoicePdfs } from "../invoices/pdf/service.ts";
 import { preparer } from "../invoices/preparation-pool.ts";
 import { qrService } from "../invoices/qr-service.ts";
 import { invoiceQueries } from "../invoices/queries.ts";
@@ -219,6 +221,8 @@ export async function createContext(config: Config) {
     publicUrl: config.publicUrl,
   });
   const records = invoiceQueries({ invoices: invoicesRepo, sealer, verification });
+  const pdfThread = pdfRenderer({ thread: os.availableParallelism() > 1 });
+  const pdfs = invoicePdfs({ records, renderer: pdfThread });
   const profiles = businessProfiles(businessesRepo);
   const irns = irnCheck({ invoices: invoicesRepo, profiles });
   const invoices = invoiceRegistration({
@@ -272,6 +276,7 @@ export async function createContext(config: Config) {
     invoices,
     records,
     verification,
+    pdfs,
     transmits,
     irns,
     payments,
@@ -292,6 +297,7 @@ export async function createContext(config: Config) {
       await preparations.close();
       await validations.close();
       await qrImages.close();
+      await pdfThread.close();
       await checkpointer?.stop();
       await db.destroy();
     },

@@ -47,6 +47,7 @@ export function createServer(ctx: Context, logger: Logger) {
         invoices: ctx.invoices,
         transmits: ctx.transmits,
         records: ctx.records,
+        pdfs: ctx.pdfs,
         irns: ctx.irns,
         payments: ctx.payments,
         idempotency: ctx.idempotency,

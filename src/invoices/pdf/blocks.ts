@@ -80,10 +80,10 @@ function qrColumn(doc: PDFKit.PDFDocument, view: InvoiceView, y: number): number
     return at + measure(doc, CAPTION, value, QR_COLUMN);
   };
   drawQr(doc, view.qrText, "H", { x, y, size: PLATFORM_QR_SIZE });
-  let at = caption("Scan to verify", y + PLATFORM_QR_SIZE + 5) + 10;
+  let at = caption("Tax authority QR code (IRN)", y + PLATFORM_QR_SIZE + 5) + 10;
   const offset = QR_COLUMN - VERIFICATION_QR_SIZE;
   drawQr(doc, view.verificationText, "M", { x: x + offset, y: at, size: VERIFICATION_QR_SIZE });
-  at = caption("Scan to check the signature", at + VERIFICATION_QR_SIZE + 5);
+  at = caption("Scan with a phone to verify", at + VERIFICATION_QR_SIZE + 5);
   return at;
 }
 
