@@ -84,10 +84,18 @@ export function tokenOfText(text: string): string {
   return trimmed;
 }
 
+/** Keys already imported, by their `x`: importing one costs more than the check itself. Bounded. */
+const imported = new Map<string, KeyObject>();
+
 function publicKeyOf(jwk: Jwk): KeyObject | undefined {
   if (typeof jwk.x !== "string") return undefined;
+  const known = imported.get(jwk.x);
+  if (known) return known;
   try {
-    return createPublicKey({ key: { kty: "OKP", crv: "Ed25519", x: jwk.x }, format: "jwk" });
+    const key = createPublicKey({ key: { kty: "OKP", crv: "Ed25519", x: jwk.x }, format: "jwk" });
+    if (imported.size >= 64) imported.clear();
+    imported.set(jwk.x, key);
+    return key;
   } catch {
     return undefined;
   }
