@@ -4,8 +4,12 @@ import fs from "node:fs";
 import path from "node:path";
 import { test } from "node:test";
 import { compactVerify, createLocalJWKSet } from "jose";
+import pino from "pino";
+import { loadConfig } from "../../src/config.ts";
+import { rotateSandboxKey } from "../../src/crypto/keyring.ts";
 import { createSigner } from "../../src/crypto/signer.ts";
 import { readToken, tokenOfText, type VerificationClaims } from "../../src/crypto/verification-token.ts";
+import { createContext, createServer } from "../../src/main.ts";
 import { decodeQrImage } from "../../src/signing/qr-image-decoder.ts";
 import { parseImageDataUrl } from "../../src/signing/qr-image-guard.ts";
 import { cleanEnv, cli } from "../cli/run.ts";
@@ -114,6 +118,40 @@ test("a rotated signing key keeps old tokens verifiable, and old invoices keep t
   // A key withdrawn from the set: its tokens no longer verify, and say why.
   const withdrawn = createSigner([pem()]);
   assert.equal((readToken(token, withdrawn.jwks()) as { reason: string }).reason, "unknown_key");
+});
+
+test("after `keys rotate` an old invoice keeps its token, which still verifies; new invoices' tokens use the new key", async (t) => {
+  const { record, irn, who, dir, databaseUrl } = await signed(t);
+  rotateSandboxKey(dir, "signing");
+  const ctx = await createContext(
+    loadConfig({ EINVOICE_DATABASE_URL: databaseUrl, EINVOICE_DATA_DIR: dir, EINVOICE_LOG_LEVEL: "silent" }),
+  );
+  const app = await createServer(ctx, pino({ level: "silent" }));
+  t.after(async () => {
+    await app.close();
+    await ctx.close();
+  });
+  const again = (await app.inject({ url: `${API}/${irn}`, headers: who.headers })).json().data;
+  assert.equal(
+    again.verification_qr,
+    record.verification_qr,
+    "the same token, under the key that signed the invoice",
+  );
+  const jwks = (await app.inject({ url: "/.well-known/jwks.json" })).json() as Jwks;
+  assert.equal(jwks.keys.length, 2);
+  assert.ok(readToken(record.verification_qr, jwks).valid);
+  assert.match((await app.inject({ url: `/verify?t=${record.verification_qr}` })).body, /Genuine/);
+  const next = freshInvoice(who);
+  assert.equal(
+    (await app.inject({ method: "POST", url: `${API}/sign`, headers: who.headers, payload: next }))
+      .statusCode,
+    200,
+  );
+  const fresh = (await app.inject({ url: `${API}/${String(next.irn)}`, headers: who.headers })).json().data;
+  const reading = readToken(fresh.verification_qr, jwks);
+  assert.ok(reading.valid);
+  assert.equal(reading.kid, jwks.keys[0]?.kid);
+  assert.notEqual(reading.kid, record.signature.kid);
 });
 
 test("verification QR: PNG and SVG decode to the record's text; with EINVOICE_PUBLIC_URL the code opens the page", async (t) => {
