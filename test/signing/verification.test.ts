@@ -70,16 +70,26 @@ test("a token fails on every single-character change, in our reading and in jose
   const { record, jwks } = await signed(t);
   const token = record.verification_qr;
   const keySet = createLocalJWKSet(jwks as never);
+  const signatureStart = token.lastIndexOf(".");
+  const signature = Buffer.from(token.slice(signatureStart + 1), "base64url");
   let checked = 0;
   for (let i = 0; i < token.length; i++) {
     const was = token[i] as string;
     for (const now of was === "." ? ["A"] : [was === "A" ? "B" : "A", "."]) {
       const changed = token.slice(0, i) + now + token.slice(i + 1);
       assert.equal(readToken(changed, jwks).valid, false, `position ${i}: ${was} → ${now}`);
-      await assert.rejects(
-        compactVerify(changed, keySet, { algorithms: ["EdDSA", "Ed25519"] }),
-        `jose, position ${i}`,
-      );
+      // The last character of the signature carries 4 unused bits: a change there alone leaves the
+      // signature's bytes as they were. Ours refuses that spelling; jose decodes it leniently.
+      const sameSignature =
+        i > signatureStart &&
+        now !== "." &&
+        Buffer.from(changed.slice(signatureStart + 1), "base64url").equals(signature);
+      if (!sameSignature) {
+        await assert.rejects(
+          compactVerify(changed, keySet, { algorithms: ["EdDSA", "Ed25519"] }),
+          `jose, position ${i}`,
+        );
+      }
       checked += 1;
     }
   }

@@ -27,7 +27,8 @@ export function pdfRenderer(options: {
   const timeLimitMs = options.timeLimitMs ?? 10_000;
   type Job = { id: number; input: InvoicePdfInput; resolve(pdf: Buffer): void; reject(err: Error): void };
   const queue: Job[] = [];
-  let current: { job: Job; timer: NodeJS.Timeout } | undefined;
+  // The thread a job runs on: a replaced thread's exit must not fail the next thread's job.
+  let current: { job: Job; timer: NodeJS.Timeout; on: Worker } | undefined;
   let worker: Worker | undefined;
   let nextId = 0;
 
@@ -52,7 +53,7 @@ export function pdfRenderer(options: {
     started.on("error", () => undefined);
     started.on("exit", () => {
       if (worker === started) worker = undefined;
-      if (current) finish(current.job.id, { error: "the rendering thread stopped" });
+      if (current?.on === started) finish(current.job.id, { error: "the rendering thread stopped" });
     });
     worker = started;
     return started;
@@ -72,7 +73,7 @@ export function pdfRenderer(options: {
       finish(job.id, { error: `no PDF within ${timeLimitMs} ms` });
       void stuck?.terminate();
     }, timeLimitMs);
-    current = { job, timer };
+    current = { job, timer, on: target };
     target.postMessage({ id: job.id, input: job.input });
   }
 
