@@ -66,8 +66,11 @@ const Env = Type.Object({
   EINVOICE_MBS_URL: Type.Optional(Type.String()),
   EINVOICE_MBS_API_KEY: Type.Optional(Type.String()),
   EINVOICE_MBS_API_SECRET: Type.Optional(Type.String()),
-  /** The time limit of one call to MBS (a delivery makes several, each within the attempt's own limit). */
-  EINVOICE_MBS_CALL_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 300_000, default: 8000 }),
+  /**
+   * The time limit of one call to MBS. A delivery makes three to five calls in a row within
+   * EINVOICE_DELIVERY_TIMEOUT_MS, which must leave room for at least two.
+   */
+  EINVOICE_MBS_CALL_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 300_000, default: 3000 }),
   /** `off` keeps `serve` from delivering in the background (run `einvoice worker` instead). */
   EINVOICE_WORKER: Type.Union([Type.Literal("on"), Type.Literal("off")], { default: "on" }),
   EINVOICE_WORKER_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 256, default: 8 }),
@@ -202,6 +205,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (config.outbox.deliveryTimeoutMs >= config.outbox.leaseMs) {
     throw new ConfigError(
       `EINVOICE_DELIVERY_TIMEOUT_MS (${config.outbox.deliveryTimeoutMs}) must be shorter than EINVOICE_LEASE_MS (${config.outbox.leaseMs}): a delivery must end before its lease can pass to another worker`,
+    );
+  }
+  if (
+    config.authority.kind === "mbs" &&
+    config.outbox.deliveryTimeoutMs < 2 * config.authority.callTimeoutMs
+  ) {
+    throw new ConfigError(
+      `EINVOICE_DELIVERY_TIMEOUT_MS (${config.outbox.deliveryTimeoutMs}) must be at least twice EINVOICE_MBS_CALL_TIMEOUT_MS (${config.authority.callTimeoutMs}): a delivery to MBS makes several calls in a row`,
     );
   }
   if (config.mode === "production") {

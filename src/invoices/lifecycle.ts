@@ -76,7 +76,7 @@ export function eventData(
 export function invoiceLifecycle(deps: {
   invoices: Pick<
     InvoiceRepository,
-    "findByIrn" | "setStatus" | "changeStatusIf" | "changePaymentIf" | "addEvent" | "addEvents"
+    "findByIrn" | "setStatus" | "changeStatusIf" | "changePaymentIf" | "addEvent" | "addEvents" | "events"
   >;
   notifier: Pick<WebhookNotifier, "notify">;
   sealer: Pick<Sealer, "open">;
@@ -84,6 +84,12 @@ export function invoiceLifecycle(deps: {
   forwarder: Pick<AuthorityForwarder, "forward">;
 }) {
   const { invoices, notifier, sealer, forwarder } = deps;
+
+  /** Whether the invoice's last attempt was held the same way, in the same state at the authority. */
+  async function sameHold(irn: string, detail: Record<string, unknown>, tx: Executor): Promise<boolean> {
+    const last = (await invoices.events(irn, tx, "transmission_attempt")).at(-1)?.detail;
+    return last?.hold === detail.hold && last?.authority_state === detail.authority_state;
+  }
 
   /** What the outbox reports of a delivery, written as the invoice's state, history and notices. */
   const delivery: DeliveryPort = {
@@ -164,6 +170,9 @@ export function invoiceLifecycle(deps: {
         },
       };
       if (!report.final) {
+        // A hold repeats every few minutes for as long as it lasts (a buyer may take days): the
+        // history keeps the first attempt of a run of the same hold, and the lookup still reads it.
+        if (report.hold && (await sameHold(irn, tried.detail, tx))) return;
         await invoices.addEvent(irn, tried, tx);
         return;
       }

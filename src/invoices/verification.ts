@@ -19,10 +19,7 @@ export function majorText(minor: number, digits: number): string {
 }
 
 /** What a verification page may show of an invoice besides its token: its state in this register. */
-export type RegisterState = {
-  status: InvoiceTable["status"];
-  payment_status: InvoiceTable["payment_status"];
-};
+export type RegisterState = { status: InvoiceTable["status"] };
 
 export type Verification = TokenReading & {
   /** Present when the token is valid, its IRN is in this register and its hash is the record's. */
@@ -79,7 +76,7 @@ export function verificationService(deps: {
       if (!reading.valid) return reading;
       const row = await invoices.findByIrn(reading.claims.irn);
       if (!row || row.hash !== reading.claims.h) return reading;
-      return { ...reading, register: { status: row.status, payment_status: row.payment_status } };
+      return { ...reading, register: { status: row.status } };
     },
   };
 }

@@ -44,7 +44,7 @@ export function deliveryHandler(deps: {
     try {
       refuseOutOfAttempts(job, settings);
       const receipt = await withTimeout(timeLimit(job, timeoutMs, settings), (signal) =>
-        authority.deliver({ irn, businessId: target.businessId, document: target.document, attempt }, signal),
+        authority.deliver({ irn, businessId: target.businessId, document: target.document }, signal),
       );
       return await writeTransaction(db, async (tx) => {
         const settled = await outbox.settle(

@@ -66,7 +66,7 @@ function verified(result: Extract<Verification, { valid: true }>): Html {
   <dt>Signing key</dt><dd><code>${result.kid}</code></dd>
   <dt>In this register</dt><dd>${
     register
-      ? html`yes: ${register.status.replaceAll("_", " ").toLowerCase()}, payment ${register.payment_status.toLowerCase()}`
+      ? html`yes: ${register.status.replaceAll("_", " ").toLowerCase()}`
       : "not found here (the signature still proves what the token says)"
   }</dd>
 </dl>

@@ -94,6 +94,24 @@ test("a refusal keeps the authority's details and public_message verbatim; holds
     validation.message,
     "MBS sign answered 400: validation failed: unable to process your request: invoicerequest.invoice.taxcurrencycode is required",
   );
+  // The call's request id is named, to find it in the authority's logs.
+  assert.match(
+    failureOf("confirm", { ...error(503, { public_message: "service unavailable" }), requestId: "r-1" })
+      .message,
+    /^MBS confirm answered 503: service unavailable \(request r-1\)$/,
+  );
+  // The words are the answer's own: an IRN or a field quoted in `details` does not change the verdict.
+  assert.equal(
+    classify(
+      error(404, { public_message: "invoice not found", details: "irn DUPLICATE7-X is not registered" }),
+    ).kind,
+    "not_found",
+  );
+  assert.equal(
+    classify(error(400, { public_message: "validation failed", details: "note: please try again later" }))
+      .kind,
+    "permanent",
+  );
   const credential = failureOf("sign", error(400, { public_message: "unable to validate api key" }));
   assert.equal(credential.permanent, false);
   assert.equal(credential.hold, "configuration");
@@ -196,8 +214,14 @@ test("EINVOICE_AUTHORITY=mbs needs its three settings, and names the one that is
     url: "https://mbs.example",
     apiKey: "k",
     apiSecret: "s",
-    callTimeoutMs: 8000,
+    callTimeoutMs: 3000,
   });
+  assert.throws(
+    () => loadConfig({ ...good, EINVOICE_MBS_CALL_TIMEOUT_MS: "6000" }),
+    (err) =>
+      err instanceof ConfigError &&
+      /must be at least twice EINVOICE_MBS_CALL_TIMEOUT_MS \(6000\)/.test(err.message),
+  );
   const refused: Array<[Record<string, string>, RegExp]> = [
     [{ EINVOICE_MBS_URL: "" }, /EINVOICE_MBS_URL/],
     [{ EINVOICE_MBS_URL: "not a url" }, /EINVOICE_MBS_URL is not a URL/],

@@ -61,6 +61,8 @@ test("MBS: a worker killed mid-delivery; another finishes every invoice, each re
   const registrations = sim.registrations();
   for (const payload of invoices)
     assert.equal(registrations.get(String(payload.irn)), 1, String(payload.irn));
+  // No sign was sent again for an IRN already registered: a repeat asked confirm first.
+  assert.deepEqual([...sim.refusedSigns()], []);
   const jobs = await service.ctx.transmission.stats();
   assert.deepEqual(
     jobs.filter((j) => j.kind === "delivery").map((j) => [j.state, j.count]),

@@ -64,9 +64,11 @@ export type PaymentUpdate = {
 };
 
 /** The simulator's whole state, in memory: every change to an invoice goes through these methods. */
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: a factory: the registry's moves are its closures, each short
 export function createRegistry(taxpayers: readonly Taxpayer[]) {
   const invoices = new Map<string, InvoiceRecord>();
   const registrations = new Map<string, number>();
+  const refusedSigns = new Map<string, number>();
   const parties = new Map<string, Party>();
   const vatReports = new Map<string, Record<string, unknown>>();
   const now = () => new Date().toISOString();
@@ -85,10 +87,15 @@ export function createRegistry(taxpayers: readonly Taxpayer[]) {
     invoices: () => [...invoices.values()],
     found,
     registrations: () => new Map(registrations),
+    refusedSigns: () => new Map(refusedSigns),
 
     /** Registers a signed document under its IRN; false when the IRN is taken (nothing changes). */
     register(irn: string, businessId: string, document: Record<string, unknown>): boolean {
-      if (invoices.has(irn)) return false;
+      if (invoices.has(irn)) {
+        // A client that signs again what it registered already: what a connector must never do.
+        refusedSigns.set(irn, (refusedSigns.get(irn) ?? 0) + 1);
+        return false;
+      }
       invoices.set(irn, {
         irn,
         business_id: businessId,

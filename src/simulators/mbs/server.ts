@@ -40,6 +40,8 @@ export type MbsSimulator = {
   taxpayers: MbsTaxpayer[];
   /** successful registrations (sign calls that registered the IRN) per IRN — a test asserts each is exactly 1 */
   registrations(): Map<string, number>;
+  /** sign calls refused because the IRN was registered already (an injected `duplicate` is not one) */
+  refusedSigns(): Map<string, number>;
   /** how many requests got each fault class so far, e.g. {transient: 12, slow: 3} */
   faultCounts(): Record<string, number>;
   /** the registered invoice's record (state, payment status, transmitted?, acknowledged?, the document) */
@@ -246,6 +248,7 @@ export async function startMbsSimulator(options: MbsSimulatorOptions = {}): Prom
       name,
     })),
     registrations: () => registry.registrations(),
+    refusedSigns: () => registry.refusedSigns(),
     faultCounts: () => planner.counts(),
     invoice: (irn) => structuredClone(registry.invoice(irn)),
     vatReports: () => structuredClone(registry.vatReports()),

@@ -24,7 +24,8 @@ export type MbsVerdict =
   /** The authority refused the request itself: retrying would be refused the same way. */
   | { kind: "permanent" };
 
-export type MbsAnswer = { status: number; body: unknown };
+/** `requestId`: the `x-request-id` the call carried, named in its errors to find it in MBS's logs. */
+export type MbsAnswer = { status: number; body: unknown; requestId?: string };
 
 // Phrases integrators match to retry (lower case; the texts vary in case and punctuation).
 const TRANSIENT_TEXTS = [
@@ -39,7 +40,14 @@ const TRANSIENT_TEXTS = [
 const CREDENTIAL_TEXTS = ["unable to validate api key", "invalid api key", "api key"];
 const NO_ROUTE_TEXT = "no route found for this path";
 const PARTIAL_TEXTS = ["could not transmit", "might be offline or busy"];
-const DUPLICATE_TEXTS = ["already exist", "duplicate", "already been signed", "already registered"];
+const DUPLICATE_TEXTS = [
+  "already exist",
+  "duplicate",
+  "already been signed",
+  "already registered",
+  "already transmitted",
+  "already been transmitted",
+];
 const NOT_FOUND_TEXTS = ["not found", "does not exist", "no invoice"];
 
 const isObject = (v: unknown): v is Record<string, unknown> =>
@@ -62,16 +70,31 @@ export function answerOf(answer: MbsAnswer): AuthorityAnswer {
   return kept;
 }
 
-/** Every text of the answer, lower case, to look for the phrases in (bounded: a body may be anything). */
+/**
+ * The answer's own words, lower case, to look for the phrases in: its messages, never `details`,
+ * which echo the request (an IRN such as `DUPLICATE7-…` or a quoted field must not change the
+ * verdict). A body that is not an envelope (a proxy's page) is all words. Bounded.
+ */
 function wordsOf(answer: MbsAnswer): string {
   const body = answer.body;
   if (typeof body === "string") return body.slice(0, 4000).toLowerCase();
+  if (!isObject(body)) return "";
+  const error = isObject(body.error) ? body.error : {};
+  return [body.message, error.public_message, error.sub_message, error.message]
+    .filter((v): v is string => typeof v === "string")
+    .map((v) => v.slice(0, 2000))
+    .join(" | ")
+    .toLowerCase();
+}
+
+/** NOT_ENABLED may come in `error.sub_message` or anywhere else in the body (the MBS spec, section 4). */
+function saysNotEnabled(answer: MbsAnswer): boolean {
   try {
-    return JSON.stringify(body ?? "")
-      .slice(0, 4000)
-      .toLowerCase();
+    return JSON.stringify(answer.body ?? "")
+      .slice(0, 8000)
+      .includes("NOT_ENABLED");
   } catch {
-    return "";
+    return false;
   }
 }
 
@@ -82,8 +105,7 @@ export function classify(answer: MbsAnswer): MbsVerdict {
   const { status } = answer;
   if (status >= 200 && status <= 299) return { kind: "ok" };
   const words = wordsOf(answer);
-  // NOT_ENABLED may come in `error.sub_message` or anywhere else in the body.
-  if (words.includes("not_enabled")) return { kind: "not_enabled" };
+  if (saysNotEnabled(answer)) return { kind: "not_enabled" };
   if (status === 408 || status === 425 || status === 429 || status >= 500) return { kind: "transient" };
   if (status === 401 || status === 403 || (status === 400 && says(words, CREDENTIAL_TEXTS)))
     return { kind: "configuration" };
@@ -99,7 +121,8 @@ export function classify(answer: MbsAnswer): MbsVerdict {
 export function describe(step: string, answer: MbsAnswer): string {
   const kept = answerOf(answer);
   const said = [kept.public_message, kept.details, kept.sub_message].filter((t) => t !== undefined);
-  return `MBS ${step} answered ${answer.status}${said.length > 0 ? `: ${said.join(": ")}` : ""}`;
+  const request = answer.requestId ? ` (request ${answer.requestId})` : "";
+  return `MBS ${step} answered ${answer.status}${said.length > 0 ? `: ${said.join(": ")}` : ""}${request}`;
 }
 
 /** The DeliveryError an answer that is not a success becomes, by its verdict. */

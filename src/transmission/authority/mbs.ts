@@ -1,5 +1,5 @@
 import canonicalize from "canonicalize";
-import type { AuthorityConnector, Delivery, ForwardedMessage, Receipt } from "./connector.ts";
+import type { AuthorityConnector, ForwardedMessage, Receipt } from "./connector.ts";
 import { DeliveryError } from "./connector.ts";
 import { classify, failureOf, type MbsAnswer } from "./mbs-answers.ts";
 import { type MbsSettings, mbsClient } from "./mbs-client.ts";
@@ -22,10 +22,21 @@ function referenceOf(answer: MbsAnswer, irn: string): string {
   return JSON.stringify(data).slice(0, 500);
 }
 
+/** What identifies an invoice's content: its IRN, business, date, parties and amount. */
+const IDENTITY: ReadonlyArray<(doc: Record<string, unknown>) => unknown> = [
+  (doc) => doc.irn,
+  (doc) => doc.business_id,
+  (doc) => doc.issue_date,
+  (doc) => (isObject(doc.accounting_supplier_party) ? doc.accounting_supplier_party.tin : undefined),
+  (doc) => (isObject(doc.accounting_customer_party) ? doc.accounting_customer_party.tin : undefined),
+  (doc) => (isObject(doc.legal_monetary_total) ? doc.legal_monetary_total.payable_amount : undefined),
+];
+
 /**
- * Whether the invoice MBS holds under an IRN is the one we sent: each field we sent has the same
- * value there. MBS may add fields of its own, and `download`'s shape is not settled; an answer with
- * no document in it is taken for ours when its IRN is (an IRN is our business's service id and
+ * Whether the invoice MBS holds under an IRN is the one we sent. MBS may normalise what it stores
+ * or drop fields it does not know, and `download`'s shape is not settled (the MBS spec, section 9):
+ * so the fields that identify an invoice are compared, each where MBS gives one, not the whole
+ * document. An answer with none of them is taken for ours (an IRN is our business's service id and
  * invoice number, which this service never signs twice).
  */
 function holdsOurs(answer: MbsAnswer, sent: Record<string, unknown>): boolean {
@@ -37,16 +48,21 @@ function holdsOurs(answer: MbsAnswer, sent: Record<string, unknown>): boolean {
         ? data.invoice
         : data
     : {};
-  if (!("invoice_line" in held) && !("legal_monetary_total" in held)) {
-    return held.irn === undefined || held.irn === sent.irn;
-  }
-  return Object.entries(sent).every(([field, value]) => canonicalize(held[field]) === canonicalize(value));
+  return IDENTITY.every((field) => {
+    const theirs = field(held);
+    // Amounts compared as numbers: `693375` and `"693375.00"` are the same amount.
+    const same = (a: unknown, b: unknown) =>
+      typeof a === "number" || typeof b === "number"
+        ? Number(a) === Number(b)
+        : canonicalize(a) === canonicalize(b);
+    return theirs === undefined || same(theirs, field(sent));
+  });
 }
 
 /**
- * The authority's MBS API (the MBS spec). One delivery is three steps, each safe to repeat:
- * register (`validate`, then `sign`; a repeat after a lost answer finds the IRN registered, asks
- * `confirm`/`download` and compares), then `transmit/{IRN}` (POST). Payment updates go to
+ * The authority's MBS API (the MBS spec). One delivery is these steps, each safe to repeat:
+ * `confirm` (registered by an earlier attempt? then `download` and compare), else `validate` and
+ * `sign` (a duplicate answer is resolved the same way), then `transmit/{IRN}` (POST). Payment updates go to
  * `update/{IRN}` and fiscalization reports to `vat/postPayment` through `forward`, after the
  * invoice's delivery. What each answer means is decided once, in mbs-answers.ts.
  */
@@ -57,7 +73,10 @@ export function mbsAuthority(settings: MbsSettings): AuthorityConnector {
   /** MBS holds the IRN: delivered there if it is our document; refused for good if it is another. */
   async function reconcile(irn: string, sent: Record<string, unknown>, signal: AbortSignal): Promise<void> {
     const held = await client.call("download", "GET", path("download/", irn), signal);
-    if (classify(held).kind !== "ok") throw failureOf("download", held);
+    const verdict = classify(held);
+    // MBS has just said it holds the IRN: a download that cannot find it is MBS catching up, not a refusal.
+    if (verdict.kind === "not_found") throw new DeliveryError(`MBS download did not find ${irn} yet`, false);
+    if (verdict.kind !== "ok") throw failureOf("download", held, verdict);
     if (!holdsOurs(held, sent)) {
       throw new DeliveryError(`MBS holds IRN ${irn} with a different document`, true);
     }
@@ -72,9 +91,13 @@ export function mbsAuthority(settings: MbsSettings): AuthorityConnector {
     throw failureOf("confirm", confirmed, verdict);
   }
 
-  async function register(delivery: Delivery, sent: Record<string, unknown>, signal: AbortSignal) {
-    const { irn } = delivery;
-    if ((delivery.attempt ?? 1) > 1 && (await registered(irn, signal))) return reconcile(irn, sent, signal);
+  /**
+   * Registers the invoice unless an earlier attempt did. `confirm` is asked first on every attempt:
+   * the fate of an earlier sign (timed out, its answer lost, its worker killed, an attempt held and
+   * given back) is never assumed, and what MBS answers a repeated sign is not settled.
+   */
+  async function register(irn: string, sent: Record<string, unknown>, signal: AbortSignal) {
+    if (await registered(irn, signal)) return reconcile(irn, sent, signal);
     const validated = await client.call("validate", "POST", "/api/v1/invoice/validate", signal, sent);
     const verdict = classify(validated);
     // MBS may answer a document whose IRN it holds as a duplicate at validate already.
@@ -134,7 +157,7 @@ export function mbsAuthority(settings: MbsSettings): AuthorityConnector {
     name: "mbs",
     async deliver(delivery, signal) {
       const sent = mbsDocument(delivery.document);
-      await register(delivery, sent, signal);
+      await register(delivery.irn, sent, signal);
       return transmit(delivery.irn, signal);
     },
     forward,

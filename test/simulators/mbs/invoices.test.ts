@@ -163,6 +163,7 @@ test("sign registers the IRN once (201) and refuses a second sign as a duplicate
   assert.equal(again.details, `irn ${doc.irn} is already registered`);
   assert.equal(again.handler, "sign_invoice");
   assert.deepEqual([...sim.registrations()], [[doc.irn, 1]]);
+  assert.deepEqual([...sim.refusedSigns()], [[doc.irn, 1]], "the refused second sign is counted");
   const record = sim.invoice(String(doc.irn)) as Json;
   assert.equal(record.payment_status, "PENDING");
   assert.equal(record.transmitted, false);
