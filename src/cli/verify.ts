@@ -85,9 +85,7 @@ export function verifyCommand(program: Command): void {
     .requiredOption("--jwks <source>", "the JWK Set: a URL (…/.well-known/jwks.json) or a file")
     .action(async (file: string, opts: { jwks: string }) => {
       const record: unknown = JSON.parse(fs.readFileSync(file, "utf8"));
-      const jwks: unknown = /^https?:\/\//.test(opts.jwks)
-        ? await (await fetch(opts.jwks)).json()
-        : JSON.parse(fs.readFileSync(opts.jwks, "utf8"));
+      const jwks = await jwksFrom(opts.jwks);
       const verdict = verifyRecord(record, jwks);
       print(verdict);
       if (!verdict.valid) process.exitCode = 1;

@@ -104,6 +104,25 @@ export function invoiceLifecycle(deps: {
       return (await invoices.findByIrn(irn))?.status === "TRANSMITTED";
     },
 
+    async forwarded(irn, report, tx) {
+      const { at, actor, kind, delivered, attempts } = report;
+      await invoices.addEvent(
+        irn,
+        {
+          at,
+          // authority_payment_update, authority_vat_report; _failed when it could not be told.
+          type: `authority_${kind}${delivered ? "" : "_failed"}`,
+          actor,
+          detail: {
+            attempts,
+            ...(report.error === undefined ? {} : { error: report.error }),
+            ...(report.authorityAnswer ? { authority_error: report.authorityAnswer } : {}),
+          },
+        },
+        tx,
+      );
+    },
+
     async delivered(irn, report, tx) {
       const { at, actor } = report;
       await invoices.setStatus(

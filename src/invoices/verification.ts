@@ -8,15 +8,8 @@ import {
   type VerificationClaims,
 } from "../crypto/verification-token.ts";
 import type { InvoiceTable } from "../db/schema.ts";
+import { formatMinor } from "./payments.ts";
 import type { InvoiceRepository } from "./repository.ts";
-
-/** `payable_minor` in `digits` minor units as a decimal text (693375.00): exact, no float on the way. */
-export function majorText(minor: number, digits: number): string {
-  const negative = minor < 0;
-  const text = String(Math.abs(Math.trunc(minor))).padStart(digits + 1, "0");
-  const whole = digits === 0 ? text : `${text.slice(0, -digits)}.${text.slice(-digits)}`;
-  return negative ? `-${whole}` : whole;
-}
 
 /** What a verification page may show of an invoice besides its token: its state in this register. */
 export type RegisterState = { status: InvoiceTable["status"] };
@@ -48,7 +41,7 @@ export function verificationService(deps: {
       irn: row.irn,
       tin: business?.tin ?? row.supplier_tin ?? "",
       dt: row.issue_date,
-      amt: majorText(row.payable_minor, row.currency_digits),
+      amt: formatMinor(row.payable_minor, row.currency_digits),
       cur: typeof document.document_currency_code === "string" ? document.document_currency_code : "",
       h: row.hash ?? "",
     };

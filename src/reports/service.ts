@@ -9,7 +9,7 @@ import type { FiscalizationReport } from "./schema.ts";
 
 export function reportService(deps: {
   db: Db;
-  reports: ReportRepository;
+  reports: Pick<ReportRepository, "insert" | "forInvoice">;
   invoices: Pick<InvoiceRepository, "find" | "addEvent">;
   /** Tells the authority of the report, when it takes them (MBS's VAT post-payment report). */
   forwarder: Pick<AuthorityForwarder, "forward">;
@@ -54,8 +54,17 @@ export function reportService(deps: {
           },
           tx,
         );
+        // The authority knows a report by the vendor's transaction id: the IRN for an invoice's
+        // first report, and numbered after it for the next ones, so a second report is not taken
+        // for a repeat of the first.
+        const count = (await reports.forInvoice(report.irn, tx)).length;
+        const vendorTransactionId = count <= 1 ? report.irn : `${report.irn}-${count}`;
         await forwarder.forward(
-          { kind: "vat_report", irn: report.irn, report: { ...report } },
+          {
+            kind: "vat_report",
+            irn: report.irn,
+            report: { ...report, vendor_transaction_id: vendorTransactionId },
+          },
           principal.businessId,
           at,
           tx,

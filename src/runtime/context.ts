@@ -142,7 +142,7 @@ function outboxOf(
         authority,
         settings,
       }),
-      forward: forwardHandler({ outbox, settling, invoices: lifecycle.delivery, authority, settings }),
+      forward: forwardHandler({ db, outbox, settling, invoices: lifecycle.delivery, authority, settings }),
       webhook: webhookDispatcher({ outbox, settling, webhooks: webhooksRepo, sealer, settings }),
     },
     settings,

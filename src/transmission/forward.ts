@@ -1,4 +1,4 @@
-import type { Executor } from "../db/database.ts";
+import { type Db, type Executor, writeTransaction } from "../db/database.ts";
 import type { OutboxJob } from "../db/schema.ts";
 import {
   backoffMs,
@@ -8,7 +8,12 @@ import {
   timeLimit,
   withTimeout,
 } from "./attempts.ts";
-import { type AuthorityConnector, DeliveryError, type ForwardedMessage } from "./authority/connector.ts";
+import {
+  type AuthorityAnswer,
+  type AuthorityConnector,
+  DeliveryError,
+  type ForwardedMessage,
+} from "./authority/connector.ts";
 import { iso, type JobHandler, type JobSettling, type Outcome } from "./jobs.ts";
 import type { OutboxRepository } from "./outbox-repository.ts";
 import type { DeliveryPort } from "./port.ts";
@@ -54,13 +59,14 @@ export type AuthorityForwarder = ReturnType<typeof authorityForwarder>;
  * before it for the same invoice are done, so a PARTIAL payment never arrives after the PAID one.
  */
 export function forwardHandler(deps: {
+  db: Db;
   outbox: Pick<OutboxRepository, "settle" | "earlierOpen">;
   settling: Pick<JobSettling, "write" | "skip">;
-  invoices: Pick<DeliveryPort, "isDelivered">;
+  invoices: Pick<DeliveryPort, "isDelivered" | "forwarded">;
   authority: Pick<AuthorityConnector, "forward">;
   settings: OutboxSettings;
 }): JobHandler {
-  const { outbox, settling, invoices, authority, settings } = deps;
+  const { db, outbox, settling, invoices, authority, settings } = deps;
 
   /** Pending again: `counted` false gives the claim's count back (nothing was attempted, or not our fault). */
   const again = (job: OutboxJob, owner: string, reason: string, wait: number, counted: boolean) =>
@@ -79,25 +85,43 @@ export function forwardHandler(deps: {
       ),
     );
 
+  /** Done or failed for good: settled, and told to the invoice's history, in one transaction. */
   const end = (
-    job: OutboxJob,
+    job: OutboxJob & { irn: string },
     owner: string,
-    state: "done" | "failed",
-    attempts: number,
-    reason: string | null,
+    message: ForwardedMessage,
+    outcome: { state: "done" | "failed"; attempts: number; error: string | null; answer?: AuthorityAnswer },
   ) =>
-    settling.write((tx) =>
-      outbox.settle(
+    writeTransaction(db, async (tx) => {
+      const at = new Date().toISOString();
+      const { state, attempts, error } = outcome;
+      const settled = await outbox.settle(
         job.id,
         owner,
-        { state, attempts, last_error: reason, updated_at: new Date().toISOString() },
+        { state, attempts, last_error: error, updated_at: at },
         tx,
-      ),
-    );
+      );
+      if (!settled) return false;
+      await invoices.forwarded(
+        job.irn,
+        {
+          at,
+          actor: `outbox:${owner}`,
+          kind: message.kind,
+          delivered: state === "done",
+          attempts,
+          ...(error === null ? {} : { error }),
+          ...(outcome.answer ? { authorityAnswer: outcome.answer } : {}),
+        },
+        tx,
+      );
+      return true;
+    });
 
   return async (job, owner, timeoutMs): Promise<Outcome> => {
     const forward = authority.forward;
     if (!forward || !job.payload || !job.irn) return settling.skip(job, owner, "nothing to forward");
+    const claimed = { ...job, irn: job.irn };
     const message = JSON.parse(job.payload) as ForwardedMessage;
     // An invoice not delivered yet may stay so for long (never transmitted): looked at again at the
     // slowest pace. An earlier message is on its way: soon.
@@ -112,7 +136,8 @@ export function forwardHandler(deps: {
     try {
       refuseOutOfAttempts(job, settings);
       await withTimeout(timeLimit(job, timeoutMs, settings), (signal) => forward(message, signal));
-      return (await end(job, owner, "done", job.attempts, null)) ? "delivered" : "lost";
+      const done = await end(claimed, owner, message, { state: "done", attempts: job.attempts, error: null });
+      return done ? "delivered" : "lost";
     } catch (err) {
       const error = err instanceof Error ? err.message : String(err);
       const failure = err instanceof DeliveryError ? err : undefined;
@@ -122,7 +147,8 @@ export function forwardHandler(deps: {
       const cutOff = err instanceof OutOfAttempts;
       if (cutOff || failure?.permanent || job.attempts >= settings.maxAttempts) {
         const made = cutOff ? settings.maxAttempts : job.attempts;
-        return (await end(job, owner, "failed", made, error)) ? "failed" : "lost";
+        const outcome = { state: "failed" as const, attempts: made, error, answer: failure?.answer };
+        return (await end(claimed, owner, message, outcome)) ? "failed" : "lost";
       }
       return (await again(job, owner, error, backoffMs(job.attempts, settings), true)) ? "retry" : "lost";
     }

@@ -39,4 +39,18 @@ export type DeliveryPort = {
   ): Promise<void>;
   /** Whether the authority has the invoice (its delivery is done): what is forwarded waits for it. */
   isDelivered(irn: string): Promise<boolean>;
+  /** A later message to the authority (a payment update, a VAT report) done or failed for good. In the outbox's transaction. */
+  forwarded(
+    irn: string,
+    report: {
+      at: string;
+      actor: string;
+      kind: "payment_update" | "vat_report";
+      delivered: boolean;
+      attempts: number;
+      error?: string;
+      authorityAnswer?: AuthorityAnswer;
+    },
+    tx: Executor,
+  ): Promise<void>;
 };

@@ -101,6 +101,20 @@ test("with EINVOICE_AUTHORITY=mbs an invoice is validated, signed and transmitte
     10_000,
     "the three forwarded messages done",
   );
+  // Each told to the invoice's history, in the order it was made.
+  const told = (
+    (await service.app.inject({ url: `${API}/${irn}`, headers: who.headers })).json().data.history as Array<{
+      type: string;
+    }>
+  )
+    .map((e) => e.type)
+    .filter((type) => type.startsWith("authority_"));
+  assert.deepEqual(told, ["authority_payment_update", "authority_payment_update", "authority_vat_report"]);
+  assert.equal(
+    (sim.invoice(irn) as { payments: unknown[] }).payments.length,
+    2,
+    "PARTIAL then PAID, each once",
+  );
 });
 
 test("each MBS fault class is retried and delivered once, or ends TRANSMISSION_FAILED with MBS's words verbatim", {

@@ -145,6 +145,16 @@ export function createRegistry(taxpayers: readonly Taxpayer[]) {
         });
       }
       if (from === to && to !== "PARTIAL") return record;
+      // A PARTIAL repeated with the same reference, amount and date is a client's retry of one
+      // payment whose answer it lost, not a second payment (the simulator's assumption).
+      const replay = record.payments.some(
+        (p) =>
+          p.payment_status === "PARTIAL" &&
+          p.reference === (update.reference ?? null) &&
+          p.amount === (update.amount ?? null) &&
+          p.payment_update_date === (update.payment_update_date ?? null),
+      );
+      if (to === "PARTIAL" && replay) return record;
       record.payment_status = to;
       record.payments.push({
         payment_status: to,

@@ -63,6 +63,8 @@ type OurReport = {
   total_amount?: unknown;
   vat_status?: unknown;
   item_description?: unknown;
+  /** Set by the report service: the IRN, numbered for an invoice's second and later reports. */
+  vendor_transaction_id?: unknown;
 };
 
 const amountText = (v: unknown) => (typeof v === "number" ? String(v) : typeof v === "string" ? v : "0");
@@ -70,8 +72,8 @@ const amountText = (v: unknown) => (typeof v === "number" ? String(v) : typeof v
 /**
  * The MBS VAT post-payment report of one of ours. MBS wants string amounts, the currency as its ISO
  * 4217 number, and `vatStatus` as a number: 1 when VAT was charged (vat_calculated above zero), 0
- * when not (zero-rated, exempt). The IRN is the vendor's transaction id, which also makes a repeated
- * report recognisable there.
+ * when not (zero-rated, exempt). The vendor's transaction id is the IRN (numbered for an invoice's
+ * second and later reports), which also makes a repeated report recognisable there.
  */
 export function mbsVatReport(report: OurReport): Record<string, unknown> {
   const currency =
@@ -94,6 +96,6 @@ export function mbsVatReport(report: OurReport): Record<string, unknown> {
     totalAmount: amountText(report.total_amount),
     vatStatus: Number(amountText(report.vat_calculated)) > 0 ? 1 : 0,
     itemDescription: String(report.item_description ?? ""),
-    vendorTransactionId: String(report.irn ?? ""),
+    vendorTransactionId: String(report.vendor_transaction_id ?? report.irn ?? ""),
   };
 }
