@@ -62,9 +62,9 @@ function holdsOurs(answer: MbsAnswer, sent: Record<string, unknown>): boolean {
 /**
  * The authority's MBS API (the MBS spec). One delivery is these steps, each safe to repeat:
  * `confirm` (registered by an earlier attempt? then `download` and compare), else `validate` and
- * `sign` (a duplicate answer is resolved the same way), then `transmit/{IRN}` (POST). Payment updates go to
- * `update/{IRN}` and fiscalization reports to `vat/postPayment` through `forward`, after the
- * invoice's delivery. What each answer means is decided once, in mbs-answers.ts.
+ * `sign` (a duplicate answer is resolved the same way), then `transmit/{IRN}` (POST). Payment
+ * updates go to `update/{IRN}` and fiscalization reports to `vat/postPayment` through `forward`,
+ * after the invoice's delivery. What each answer means is decided once, in mbs-answers.ts.
  */
 export function mbsAuthority(settings: MbsSettings): AuthorityConnector {
   const client = mbsClient(settings);
@@ -125,7 +125,9 @@ export function mbsAuthority(settings: MbsSettings): AuthorityConnector {
       return { reference: referenceOf(sent, irn), at: new Date().toISOString() };
     }
     const failure = failureOf("transmit", sent, verdict);
-    if (failure.permanent || failure.state || failure.hold) throw failure;
+    // The IRN was registered in this attempt or confirmed in it: "not found" here is MBS catching up.
+    const refused = failure.permanent && verdict.kind !== "not_found";
+    if (refused || failure.state || failure.hold) throw failure;
     throw new DeliveryError(failure.message, false, { answer: failure.answer, state: "REGISTERED" });
   }
 
