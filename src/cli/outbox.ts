@@ -1,11 +1,31 @@
 import type { Command } from "commander";
+import { DomainError } from "../errors.ts";
 import { withContext } from "./output.ts";
 
 /** `outbox status`: what the workers have left to deliver, and how long the oldest has waited. */
 export function outboxCommands(program: Command): void {
-  program
-    .command("outbox")
-    .description("the transmission outbox")
+  const outbox = program.command("outbox").description("the transmission outbox");
+  outbox
+    .command("retry")
+    .description(
+      "queue failed jobs again with a fresh retry budget: forward (payment updates and VAT reports told to the authority) or webhook",
+    )
+    .requiredOption("--kind <kind>", "forward or webhook")
+    .option("--irn <irn>", "only this invoice's")
+    .action(async (opts: { kind: string; irn?: string }) => {
+      if (opts.kind !== "forward" && opts.kind !== "webhook") {
+        throw new DomainError("invalid_request", {
+          message: "Invalid request",
+          details: `--kind is forward or webhook, not ${JSON.stringify(opts.kind)}: a failed delivery is queued again with transmit`,
+        });
+      }
+      const kind = opts.kind;
+      await withContext(async (ctx) => ({
+        kind,
+        requeued: await ctx.transmission.requeueFailed(kind, opts.irn),
+      }));
+    });
+  outbox
     .command("status")
     .description("jobs by kind and state, and the age of the oldest pending one")
     .action(async () => {

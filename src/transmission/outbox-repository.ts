@@ -119,6 +119,23 @@ export function outboxRepository(db: Db) {
       return Number(result.numUpdatedRows) === 1;
     },
 
+    /** Failed jobs of a kind (and of one invoice) pending again with a fresh budget; how many. */
+    async requeueFailed(
+      kind: JobKind,
+      irn: string | undefined,
+      now: string,
+      tx: Executor = db,
+    ): Promise<number> {
+      const result = await tx
+        .updateTable("outbox_jobs")
+        .set({ state: "pending", attempts: 0, next_attempt_at: now, updated_at: now })
+        .where("state", "=", "failed")
+        .where("kind", "=", kind)
+        .$if(irn !== undefined, (q) => q.where("irn", "=", irn as string))
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows);
+    },
+
     /** Gives back the jobs of a stopping worker, so others need not wait for the leases to expire. */
     async release(owner: string, tx: Executor = db): Promise<number> {
       const result = await tx

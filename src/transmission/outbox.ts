@@ -119,6 +119,14 @@ export function transmissionService(deps: {
       }
     },
 
+    /**
+     * The operator's second chance for what failed for good: payment updates and VAT reports
+     * (`forward`) and webhook events. An invoice's failed delivery is queued again by `transmit`.
+     */
+    async requeueFailed(kind: "forward" | "webhook", irn?: string): Promise<number> {
+      return write((tx) => outbox.requeueFailed(kind, irn, new Date().toISOString(), tx));
+    },
+
     async stats() {
       return outbox.stats(new Date().toISOString());
     },
