@@ -47,6 +47,10 @@ export function openDatabase(
     // An idle connection the server drops (restart, failover) must not take the process down: the
     // pool discards it and the next query connects afresh.
     pool.on("error", () => {});
+    // The same for a connection dropped while checked out but between statements (inside a
+    // transaction, say): pg emits that on the client, where no listener means an uncaught error.
+    // The statement that follows fails, and the pool discards the connection when it comes back.
+    pool.on("connect", (client) => client.on("error", () => {}));
     db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   } else {
     if (database.file !== ":memory:") fs.mkdirSync(path.dirname(database.file), { recursive: true });
