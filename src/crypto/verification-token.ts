@@ -1,5 +1,6 @@
 import { createPublicKey, type KeyObject, sign, verify } from "node:crypto";
 import type { Jwk } from "./signer.ts";
+import { isObject } from "./verify-record.ts";
 
 /*
  * The verification token of an invoice: a JWS in compact form (RFC 7515), EdDSA over Ed25519
@@ -52,9 +53,6 @@ export type TokenReading =
       kid?: string;
       claims?: VerificationClaims;
     };
-
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === "object" && v !== null && !Array.isArray(v);
 
 function decodeJson(part: string): unknown {
   if (!B64URL.test(part)) return undefined;

@@ -1,6 +1,6 @@
 import { type Jwk, type Signature, signedPayload, verifySignature } from "./signer.ts";
 
-const isObject = (v: unknown): v is Record<string, unknown> =>
+export const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === "object" && v !== null && !Array.isArray(v);
 
 export type RecordVerdict = {

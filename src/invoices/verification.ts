@@ -31,8 +31,8 @@ export function verificationService(deps: {
   invoices: Pick<InvoiceRepository, "findByIrn">;
   publicUrl: string | undefined;
 }) {
-  const { signer, businesses, invoices } = deps;
-  const base = deps.publicUrl?.replace(/\/+$/, "");
+  // Without a trailing slash already: config.ts takes it off.
+  const { signer, businesses, invoices, publicUrl: base } = deps;
 
   async function claimsOf(row: InvoiceTable): Promise<VerificationClaims> {
     const business = await businesses.findById(row.business_id);
@@ -48,11 +48,6 @@ export function verificationService(deps: {
   }
 
   return {
-    /** The token of a stored invoice. */
-    async token(row: InvoiceTable): Promise<string> {
-      return signer.verificationToken(await claimsOf(row), row.kid);
-    },
-
     /** The text of the verification QR: the page's URL with the token, or the bare token. */
     async qrText(row: InvoiceTable): Promise<string> {
       const token = signer.verificationToken(await claimsOf(row), row.kid);

@@ -12,6 +12,9 @@ export type OutboxSettings = {
 /** The most an attempt leaves of its lease for recording its outcome. */
 const LEASE_MARGIN_MS = 1000;
 
+/** An attempt number past any budget: its backoff is the longest, EINVOICE_RETRY_MAX_MS (held jobs wait that long). */
+export const SLOWEST_ATTEMPT = 64;
+
 /** Exponential backoff with jitter: half the step fixed, half random, so retries spread out. */
 export function backoffMs(
   attempt: number,

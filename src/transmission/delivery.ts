@@ -5,6 +5,7 @@ import {
   type OutboxSettings,
   OutOfAttempts,
   refuseOutOfAttempts,
+  SLOWEST_ATTEMPT,
   timeLimit,
   withTimeout,
 } from "./attempts.ts";
@@ -12,9 +13,6 @@ import { type AuthorityConnector, DeliveryError } from "./authority/connector.ts
 import { iso, type JobHandler, type JobSettling, type Outcome } from "./jobs.ts";
 import type { OutboxRepository } from "./outbox-repository.ts";
 import type { DeliveryPort } from "./port.ts";
-
-/** An attempt number past any budget: its backoff is the longest, EINVOICE_RETRY_MAX_MS. */
-const SLOWEST = 64;
 
 /**
  * An invoice's delivery to the authority. The IRN is the idempotency key, so a delivery repeated
@@ -81,7 +79,7 @@ export function deliveryHandler(deps: {
       const made = cutOff ? settings.maxAttempts : held ? attempt - 1 : attempt;
       const at = now();
       const final = !held && (permanent || cutOff || attempt >= settings.maxAttempts);
-      const wait = held ? backoffMs(SLOWEST, settings) : backoffMs(attempt, settings);
+      const wait = held ? backoffMs(SLOWEST_ATTEMPT, settings) : backoffMs(attempt, settings);
       const next = final ? undefined : iso(Date.now() + wait);
       return writeTransaction(db, async (tx) => {
         const settled = await outbox.settle(

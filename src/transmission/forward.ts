@@ -5,6 +5,7 @@ import {
   type OutboxSettings,
   OutOfAttempts,
   refuseOutOfAttempts,
+  SLOWEST_ATTEMPT,
   timeLimit,
   withTimeout,
 } from "./attempts.ts";
@@ -17,9 +18,6 @@ import {
 import { iso, type JobHandler, type JobSettling, type Outcome } from "./jobs.ts";
 import type { OutboxRepository } from "./outbox-repository.ts";
 import type { DeliveryPort } from "./port.ts";
-
-/** An attempt number past any budget: its backoff is the longest, EINVOICE_RETRY_MAX_MS. */
-const SLOWEST = 64;
 
 /**
  * What the authority is told after an invoice's delivery, when it keeps such things (MBS: payment
@@ -127,7 +125,9 @@ export function forwardHandler(deps: {
     // slowest pace. An earlier message is on its way: soon.
     if (!(await invoices.isDelivered(job.irn))) {
       const reason = "waiting for the invoice's delivery to the authority";
-      return (await again(job, owner, reason, backoffMs(SLOWEST, settings), false)) ? "retry" : "lost";
+      return (await again(job, owner, reason, backoffMs(SLOWEST_ATTEMPT, settings), false))
+        ? "retry"
+        : "lost";
     }
     if (await outbox.earlierOpen(job)) {
       const reason = "waiting for an earlier message about the same invoice";
@@ -142,7 +142,9 @@ export function forwardHandler(deps: {
       const error = err instanceof Error ? err.message : String(err);
       const failure = err instanceof DeliveryError ? err : undefined;
       if (failure?.hold) {
-        return (await again(job, owner, error, backoffMs(SLOWEST, settings), false)) ? "retry" : "lost";
+        return (await again(job, owner, error, backoffMs(SLOWEST_ATTEMPT, settings), false))
+          ? "retry"
+          : "lost";
       }
       const cutOff = err instanceof OutOfAttempts;
       if (cutOff || failure?.permanent || job.attempts >= settings.maxAttempts) {

@@ -50,7 +50,7 @@ const DUPLICATE_TEXTS = [
 ];
 const NOT_FOUND_TEXTS = ["not found", "does not exist", "no invoice"];
 
-const isObject = (v: unknown): v is Record<string, unknown> =>
+export const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === "object" && v !== null && !Array.isArray(v);
 const text = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
 

@@ -1,12 +1,9 @@
 import canonicalize from "canonicalize";
 import type { AuthorityConnector, ForwardedMessage, Receipt } from "./connector.ts";
 import { DeliveryError } from "./connector.ts";
-import { classify, failureOf, type MbsAnswer } from "./mbs-answers.ts";
+import { classify, failureOf, isObject, type MbsAnswer } from "./mbs-answers.ts";
 import { type MbsSettings, mbsClient } from "./mbs-client.ts";
 import { mbsDocument, mbsPaymentUpdate, mbsVatReport } from "./mbs-mapping.ts";
-
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** The `data` of an MBS success envelope. */
 const dataOf = (answer: MbsAnswer) => (isObject(answer.body) ? answer.body.data : undefined);
