@@ -2462,6 +2462,7 @@ export interface operations {
                     /** Format: time */
                     issue_time?: string;
                     invoice_type_code: string;
+                    /** @description B2B, B2C or B2G; when missing or empty it is derived (B2B when the customer party has a TIN, else B2C), with a warning, and the derived value is signed */
                     invoice_kind: string;
                     payment_status?: string;
                     note?: string;
@@ -2542,7 +2543,10 @@ export interface operations {
                             lga?: string;
                             /** @description state code, NG-XX */
                             state?: string;
-                            /** Format: country */
+                            /**
+                             * Format: country
+                             * @description an assigned ISO 3166-1 alpha-2 code, e.g. NG
+                             */
                             country: string;
                         };
                     };
@@ -2563,7 +2567,10 @@ export interface operations {
                             lga?: string;
                             /** @description state code, NG-XX */
                             state?: string;
-                            /** Format: country */
+                            /**
+                             * Format: country
+                             * @description an assigned ISO 3166-1 alpha-2 code, e.g. NG
+                             */
                             country: string;
                         };
                     };
@@ -2867,6 +2874,7 @@ export interface operations {
                     /** Format: time */
                     issue_time?: string;
                     invoice_type_code: string;
+                    /** @description B2B, B2C or B2G; when missing or empty it is derived (B2B when the customer party has a TIN, else B2C), with a warning, and the derived value is signed */
                     invoice_kind: string;
                     payment_status?: string;
                     note?: string;
@@ -2947,7 +2955,10 @@ export interface operations {
                             lga?: string;
                             /** @description state code, NG-XX */
                             state?: string;
-                            /** Format: country */
+                            /**
+                             * Format: country
+                             * @description an assigned ISO 3166-1 alpha-2 code, e.g. NG
+                             */
                             country: string;
                         };
                     };
@@ -2968,7 +2979,10 @@ export interface operations {
                             lga?: string;
                             /** @description state code, NG-XX */
                             state?: string;
-                            /** Format: country */
+                            /**
+                             * Format: country
+                             * @description an assigned ISO 3166-1 alpha-2 code, e.g. NG
+                             */
                             country: string;
                         };
                     };
@@ -3031,7 +3045,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description signed and stored; a 400 `IRN already exists.` when the IRN is registered */
+            /** @description signed and stored; a 400 `IRN already exists.` when the IRN is registered (with `Einvoice-Identical-Document` when it holds this very document) */
             200: {
                 headers: {
                     /** @description present on an answer replayed for a repeated Idempotency-Key */
@@ -3064,6 +3078,8 @@ export interface operations {
                 headers: {
                     /** @description present on an answer replayed for a repeated Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    /** @description on `IRN already exists.` only, when the IRN holds this very document (the same content whatever the key order; a retry whose first answer was lost): when it was signed. The body stays the spec's, with `error: []`; the client may count the invoice as signed. Absent, the IRN holds another document */
+                    "Einvoice-Identical-Document"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3370,6 +3386,7 @@ export interface operations {
                     /** Format: time */
                     issue_time?: string;
                     invoice_type_code: string;
+                    /** @description B2B, B2C or B2G; when missing or empty it is derived (B2B when the customer party has a TIN, else B2C), with a warning, and the derived value is signed */
                     invoice_kind: string;
                     payment_status?: string;
                     note?: string;
@@ -3450,7 +3467,10 @@ export interface operations {
                             lga?: string;
                             /** @description state code, NG-XX */
                             state?: string;
-                            /** Format: country */
+                            /**
+                             * Format: country
+                             * @description an assigned ISO 3166-1 alpha-2 code, e.g. NG
+                             */
                             country: string;
                         };
                     };
@@ -3471,7 +3491,10 @@ export interface operations {
                             lga?: string;
                             /** @description state code, NG-XX */
                             state?: string;
-                            /** Format: country */
+                            /**
+                             * Format: country
+                             * @description an assigned ISO 3166-1 alpha-2 code, e.g. NG
+                             */
                             country: string;
                         };
                     };
@@ -3567,6 +3590,8 @@ export interface operations {
                 headers: {
                     /** @description present on an answer replayed for a repeated Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    /** @description on `IRN already exists.` only, when the IRN holds this very document (the same content whatever the key order; a retry whose first answer was lost): when it was signed. The body stays the spec's, with `error: []`; the client may count the invoice as signed. Absent, the IRN holds another document */
+                    "Einvoice-Identical-Document"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5379,6 +5404,7 @@ export interface operations {
                             authority_error: {
                                 status: number;
                                 id?: string;
+                                handler?: string;
                                 details?: string;
                                 public_message?: string;
                                 sub_message?: string;

@@ -71,6 +71,20 @@ const Env = Type.Object({
    * EINVOICE_DELIVERY_TIMEOUT_MS, which must leave room for at least two.
    */
   EINVOICE_MBS_CALL_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 300_000, default: 3000 }),
+  /** The APP's own service id, sent as `integrator_service_id` in VAT reports (default: the invoice's). */
+  EINVOICE_MBS_SERVICE_ID: Type.Optional(Type.String({ pattern: "^[A-Za-z0-9]{1,32}$" })),
+  /**
+   * A sign MBS refused (4xx) for an IRN `confirm` then does not find is repeated this many times
+   * after this pause before it counts as a refusal, in case its 4xx was a transient fault in
+   * disguise (the MBS spec, section 4: bounded, never open-ended).
+   */
+  EINVOICE_MBS_SIGN_REPEATS: Type.Integer({ minimum: 0, maximum: 5, default: 1 }),
+  EINVOICE_MBS_SIGN_REPEAT_DELAY_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 2000 }),
+  /**
+   * While the authority refuses this service's credential, every delivery and forward waits and one
+   * of them is tried this often, as a probe; the first that passes resumes them all.
+   */
+  EINVOICE_AUTHORITY_PROBE_MS: Type.Integer({ minimum: 100, maximum: 3_600_000, default: 60_000 }),
   /** `off` keeps `serve` from delivering in the background (run `einvoice worker` instead). */
   EINVOICE_WORKER: Type.Union([Type.Literal("on"), Type.Literal("off")], { default: "on" }),
   EINVOICE_WORKER_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 256, default: 8 }),
@@ -123,7 +137,16 @@ export type Config = {
   authority:
     | { kind: "builtin" }
     | { kind: "http"; url: string; apiKey: string; apiSecret: string }
-    | { kind: "mbs"; url: string; apiKey: string; apiSecret: string; callTimeoutMs: number };
+    | {
+        kind: "mbs";
+        url: string;
+        apiKey: string;
+        apiSecret: string;
+        callTimeoutMs: number;
+        serviceId?: string;
+        signRepeats: number;
+        signRepeatDelayMs: number;
+      };
   outbox: {
     worker: boolean;
     concurrency: number;
@@ -136,6 +159,8 @@ export type Config = {
     leaseMs: number;
   };
   metricsRefreshMs: number;
+  /** While the authority refuses our credential, one delivery is tried this often (authority-hold.ts). */
+  authorityProbeMs: number;
 };
 
 export class ConfigError extends Error {}
@@ -199,6 +224,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       leaseMs: parsed.EINVOICE_LEASE_MS,
     },
     metricsRefreshMs: parsed.EINVOICE_METRICS_REFRESH_MS,
+    authorityProbeMs: parsed.EINVOICE_AUTHORITY_PROBE_MS,
   };
   // A delivery still running when its lease ends would be taken over and made a second time, by
   // another worker, while the first is still under way.
@@ -303,6 +329,9 @@ function mbsOf(parsed: Static<typeof Env>): Config["authority"] {
     apiKey: credential("EINVOICE_MBS_API_KEY"),
     apiSecret: credential("EINVOICE_MBS_API_SECRET"),
     callTimeoutMs: parsed.EINVOICE_MBS_CALL_TIMEOUT_MS,
+    ...(parsed.EINVOICE_MBS_SERVICE_ID ? { serviceId: parsed.EINVOICE_MBS_SERVICE_ID } : {}),
+    signRepeats: parsed.EINVOICE_MBS_SIGN_REPEATS,
+    signRepeatDelayMs: parsed.EINVOICE_MBS_SIGN_REPEAT_DELAY_MS,
   };
 }
 

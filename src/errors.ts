@@ -90,6 +90,11 @@ export type DomainErrorOptions = {
   violationsTotal?: number;
   /** Seconds, for 429 and 503. */
   retryAfter?: number;
+  /**
+   * For `irn_exists`: the IRN holds this very document, signed at this time (a retry whose first
+   * answer was lost). The answer stays the spec's; a header says it (see the error mapper).
+   */
+  identicalSignedAt?: string;
 };
 
 /**
@@ -103,6 +108,7 @@ export class DomainError extends Error {
   readonly violations: Violation[] | undefined;
   readonly violationsTotal: number | undefined;
   readonly retryAfter: number | undefined;
+  readonly identicalSignedAt: string | undefined;
 
   constructor(code: DomainCode, options: DomainErrorOptions) {
     super(options.message);
@@ -113,6 +119,7 @@ export class DomainError extends Error {
     this.violations = options.violations;
     this.violationsTotal = options.violationsTotal;
     this.retryAfter = options.retryAfter;
+    this.identicalSignedAt = options.identicalSignedAt;
   }
 }
 

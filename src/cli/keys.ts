@@ -1,5 +1,5 @@
 import { createPublicKey } from "node:crypto";
-import type { Command } from "commander";
+import { type Command, Option } from "commander";
 import { loadConfig } from "../config.ts";
 import {
   generatePrivateKey,
@@ -56,9 +56,16 @@ function generateCommand(keys: Command): void {
       "new production secrets: the four key variables and an operator password (--env: as lines of an .env file)",
     )
     .option("--env", "print NAME=value lines instead of JSON")
-    .action((options: { env?: boolean }) => {
+    .addOption(
+      new Option(
+        "--authority <kind>",
+        "mbs: add EINVOICE_AUTHORITY=mbs and the EINVOICE_MBS_* settings to fill in (the MBS host and the APP's x-api-key and x-api-secret from the MBS dashboard: they cannot be generated, and start-up names any still empty)",
+      ).choices(["builtin", "mbs"]),
+    )
+    .action((options: { env?: boolean; authority?: string }) => {
       // Needs no configuration: it makes the configuration a production start requires.
-      const secrets = newProductionSecrets();
+      const secrets: Record<string, string> = { ...newProductionSecrets() };
+      if (options.authority === "mbs") Object.assign(secrets, MBS_SETTINGS);
       if (options.env) {
         process.stdout.write(
           `${Object.entries(secrets)
@@ -70,6 +77,14 @@ function generateCommand(keys: Command): void {
       print(secrets);
     });
 }
+
+/** What delivering to MBS needs beside the secrets: the authority's own, to be filled in. */
+const MBS_SETTINGS = {
+  EINVOICE_AUTHORITY: "mbs",
+  EINVOICE_MBS_URL: "",
+  EINVOICE_MBS_API_KEY: "",
+  EINVOICE_MBS_API_SECRET: "",
+};
 
 function rotateDataKeyCommand(keys: Command): void {
   keys

@@ -31,6 +31,7 @@ export function outboxCommands(program: Command): void {
     .action(async () => {
       await withContext(async (ctx) => {
         const stats = await ctx.transmission.stats();
+        const hold = await ctx.transmission.authorityHold();
         const pending = stats
           .filter((s) => s.state === "pending" && s.oldest)
           .map((s) => Date.parse(s.oldest as string));
@@ -43,6 +44,16 @@ export function outboxCommands(program: Command): void {
           })),
           oldest_pending_age_seconds:
             pending.length > 0 ? Math.round((Date.now() - Math.min(...pending)) / 1000) : null,
+          // Present while the authority refuses this service's credential: deliveries wait on the probe.
+          authority_hold: hold
+            ? {
+                authority: hold.authority,
+                since: hold.since,
+                reason: hold.reason,
+                next_probe_at: hold.next_probe_at,
+                probes: hold.probes,
+              }
+            : null,
         };
       });
     });

@@ -20,7 +20,15 @@ function untilSignal(): Promise<NodeJS.Signals> {
   });
 }
 
-type SimulateOptions = { port: string; host: string; faults?: string; seed: string; taxpayers: string };
+type SimulateOptions = {
+  port: string;
+  host: string;
+  faults?: string;
+  rules?: string;
+  servicesCodes?: string;
+  seed: string;
+  taxpayers: string;
+};
 
 /** `simulate mbs`: the authority's API, simulated, for connector tests and demos. */
 export function simulateCommands(program: Command): void {
@@ -28,14 +36,19 @@ export function simulateCommands(program: Command): void {
   simulate
     .command("mbs")
     .description(
-      "run a simulator of the authority's MBS e-invoicing API until SIGINT/SIGTERM; prints one JSON line: url, api_key, api_secret, taxpayers",
+      "run a simulator of the authority's MBS e-invoicing API until SIGINT/SIGTERM; prints one JSON line: url, api_key, api_secret, taxpayers (entity_id, business_id, service_id, tin, name, irn_template)",
     )
     .option("--port <n>", "port to listen on (0 picks a free one)", "8090")
     .option("--host <host>", "address to listen on", "127.0.0.1")
     .option(
       "--faults <spec>",
-      "faults, comma-separated name=value: transient|slow|5xx|drop|duplicate|not_enabled|partial|credential=P (0..1), down=A-B[+C-D] (seconds after start), slow_ms=N",
+      "faults, comma-separated name=value: credential|transient|5xx|try_later|duplicate|not_enabled|partial|no_webhook|drop|slow=P (0..1), down=A-B[+C-D] (seconds after start), slow_ms=N",
     )
+    .option(
+      "--rules <spec>",
+      "switches for unsettled MBS rules, comma-separated name=on|off: price_unit_limit, invoice_kind_required, supplier_postal_address_id_required, item_description_required, business_description_min, irn_date_is_issue_date, canceled, documented_vat_path, duplicate_at_validate; confirm_unregistered=404|400",
+    )
+    .option("--services-codes <file>", "a JSON file of ISIC Rev. 4 classes served as the services-codes list")
     .option("--seed <n>", "seed of the credentials, taxpayers and fault decisions", "1")
     .option("--taxpayers <n>", "number of test taxpayers", "4")
     .action(async (opts: SimulateOptions) => {
@@ -45,6 +58,8 @@ export function simulateCommands(program: Command): void {
         seed: wholeNumber(opts.seed, "--seed"),
         taxpayers: wholeNumber(opts.taxpayers, "--taxpayers"),
         ...(opts.faults === undefined ? {} : { faults: opts.faults }),
+        ...(opts.rules === undefined ? {} : { rules: opts.rules }),
+        ...(opts.servicesCodes === undefined ? {} : { isicFile: opts.servicesCodes }),
       });
       // Exactly these keys, in this order: scripts read the line.
       print({ url: sim.url, api_key: sim.api_key, api_secret: sim.api_secret, taxpayers: sim.taxpayers });

@@ -18,18 +18,19 @@ export function dashboardService(deps: {
   businesses: Pick<BusinessService, "add" | "createKey" | "revokeKey" | "find" | "list" | "keys">;
   records: Pick<InvoiceQueries, "operatorRecord">;
   transmits: Pick<InvoiceTransmits, "requeue">;
-  transmission: Pick<TransmissionService, "stats">;
+  transmission: Pick<TransmissionService, "stats" | "authorityHold">;
 }) {
   const { repository, businesses, records, transmits, transmission } = deps;
 
   return {
     async overview() {
-      const [totals, outbox, failedTransmissions] = await Promise.all([
+      const [totals, outbox, failedTransmissions, hold] = await Promise.all([
         repository.totals(),
         transmission.stats(),
         repository.countFailedTransmissions(),
+        transmission.authorityHold(),
       ]);
-      return { totals, outbox, failedTransmissions };
+      return { totals, outbox, failedTransmissions, hold };
     },
 
     businesses: () => businesses.list(),
@@ -74,12 +75,13 @@ export function dashboardService(deps: {
     requeue: (irn: string) => transmits.requeue(irn, DASHBOARD_ACTOR),
 
     async outbox() {
-      const [stats, failedTransmissions, failedWebhooks] = await Promise.all([
+      const [stats, failedTransmissions, failedWebhooks, hold] = await Promise.all([
         transmission.stats(),
         repository.failedTransmissions(FAILED_SHOWN),
         repository.failedWebhooks(FAILED_SHOWN),
+        transmission.authorityHold(),
       ]);
-      return { stats, failedTransmissions, failedWebhooks };
+      return { stats, failedTransmissions, failedWebhooks, hold };
     },
   };
 }

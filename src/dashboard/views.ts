@@ -102,6 +102,12 @@ function outboxTable(stats: Data<"overview">["outbox"]): Html {
 </table>`;
 }
 
+/** The authority refuses our credential: every delivery waits on the probe (authority-hold.ts). */
+function holdBanner(hold: Data<"overview">["hold"]): Html {
+  if (!hold) return html``;
+  return html`<div class="card alarm" id="authority-hold" role="alert"><div><strong>Deliveries to ${hold.authority} are paused</strong> since ${when(hold.since)}: it refuses this service's credentials. One delivery is tried as a probe at a time (next: ${when(hold.next_probe_at)}, ${hold.probes} so far); all resume once one passes. Fix the credentials in the environment.<br><span class="muted">${hold.reason}</span></div></div>`;
+}
+
 export function overviewPage(data: Data<"overview">): Html {
   const { totals } = data;
   return page(
@@ -114,6 +120,7 @@ export function overviewPage(data: Data<"overview">): Html {
   <a class="tile${data.failedTransmissions > 0 ? " alarm" : ""}" href="/dashboard/outbox"><strong>${data.failedTransmissions}</strong> failed transmissions</a>
 </div>
 <h2>Outbox</h2>
+${holdBanner(data.hold)}
 ${outboxTable(data.outbox)}`,
   );
 }
@@ -317,7 +324,8 @@ export function outboxPage(data: Data<"outbox">, notice?: string): Html {
   return page(
     "Outbox",
     "outbox",
-    html`${outboxTable(data.stats)}
+    html`${holdBanner(data.hold)}
+${outboxTable(data.stats)}
 <h2>Failed transmissions</h2>
 ${
   data.failedTransmissions.length === 0

@@ -339,6 +339,21 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  "0013_authority_holds": {
+    async up(db: Kysely<unknown>) {
+      // One row per authority that refused this service's credential: while it is there, deliveries
+      // and forwards to that authority wait, and one is tried every probe interval (outbox/authority
+      // hold). In the database, so every worker process pauses and probes as one.
+      await db.schema
+        .createTable("authority_holds")
+        .addColumn("authority", "text", (c) => c.primaryKey())
+        .addColumn("since", "text", (c) => c.notNull())
+        .addColumn("reason", "text", (c) => c.notNull())
+        .addColumn("next_probe_at", "text", (c) => c.notNull())
+        .addColumn("probes", "integer", (c) => c.notNull().defaultTo(0))
+        .execute();
+    },
+  },
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

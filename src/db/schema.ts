@@ -182,6 +182,17 @@ export interface RateLimitHitTable {
   hits: number;
 }
 
+/** An authority refusing this service's credential: its deliveries wait, one probe at a time. */
+export interface AuthorityHoldTable {
+  authority: string;
+  since: string;
+  /** The refusal, as the attempt that met it recorded it (the authority's words, no credential). */
+  reason: string;
+  /** When the next probe may be claimed; each claim of one moves it on by the probe interval. */
+  next_probe_at: string;
+  probes: Generated<number>;
+}
+
 export interface Database {
   businesses: BusinessTable;
   api_keys: ApiKeyTable;
@@ -196,6 +207,7 @@ export interface Database {
   idempotency_keys: IdempotencyKeyTable;
   data_key_state: DataKeyStateTable;
   rate_limit_hits: RateLimitHitTable;
+  authority_holds: AuthorityHoldTable;
 }
 
 export type Business = Selectable<BusinessTable>;

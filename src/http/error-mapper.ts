@@ -59,13 +59,8 @@ export function toErrorBody(err: DomainError, handler: string): ErrorBody {
     case "signed_out":
       return { ...head, error: { details: err.details }, timestamp };
     case "irn_exists":
-      // The spec's empty array, unless the answer has more to say (the very document is signed).
-      if (err.publicMessage === undefined) return { ...head, error: [], timestamp };
-      return {
-        ...head,
-        error: { id: randomUUID(), handler, details: err.details, public_message: err.publicMessage },
-        timestamp,
-      };
+      // The spec's empty array, always: that the very document is signed is said by a header.
+      return { ...head, error: [], timestamp };
     case "route_not_found":
       return { ...head, timestamp };
     default:
@@ -166,9 +161,18 @@ export function fromFrameworkError(err: FastifyError, request: FastifyRequest): 
   });
 }
 
+/**
+ * On a sign's `IRN already exists.` when the IRN holds this very document (a retry whose first
+ * answer was lost): `signed-at=<ISO 8601 time it was signed>`. The client may count the invoice as
+ * signed; without the header, the IRN holds another document. The body stays the spec's.
+ */
+export const IDENTICAL_DOCUMENT_HEADER = "einvoice-identical-document";
+
 export function sendError(reply: FastifyReply, err: DomainError, handler: string): FastifyReply {
   const body = toErrorBody(err, handler);
   if (err.retryAfter !== undefined) void reply.header("retry-after", String(err.retryAfter));
+  if (err.code === "irn_exists" && err.identicalSignedAt !== undefined)
+    void reply.header(IDENTICAL_DOCUMENT_HEADER, `signed-at=${err.identicalSignedAt}`);
   if (body.code >= 500) {
     const id = body.error && !Array.isArray(body.error) ? body.error.id : undefined;
     reply.request.log.error({ errorId: id }, "request failed");

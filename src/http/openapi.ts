@@ -92,3 +92,15 @@ export const Action = (data: TSchema, message: string) =>
 
 export const ReferenceEnvelope = (record: TSchema) =>
   Type.Object({ code: Type.Literal(200), data: Type.Array(record) });
+
+/** For the documentation of sign and sign-transmit's 400: the header of a repeated sign. */
+export const IdenticalDocumentHeader = {
+  // IDENTICAL_DOCUMENT_HEADER (error-mapper.ts), as the documentation spells headers.
+  "Einvoice-Identical-Document": {
+    type: "string",
+    pattern: "^signed-at=\\S+$",
+    examples: ["signed-at=2026-11-15T14:30:05.123Z"],
+    description:
+      "on `IRN already exists.` only, when the IRN holds this very document (the same content whatever the key order; a retry whose first answer was lost): when it was signed. The body stays the spec's, with `error: []`; the client may count the invoice as signed. Absent, the IRN holds another document",
+  },
+};

@@ -42,6 +42,9 @@ export const ReplayedHeader = {
  */
 function isOutcome(status: number, error: unknown): boolean {
   if (status === 401 || status === 408 || status === 429) return false;
+  // `IRN already exists.` for this very document says so in a header, which a stored answer does
+  // not keep: a retry runs afresh instead, and finds the same document signed.
+  if (error instanceof DomainError && error.identicalSignedAt !== undefined) return false;
   if (status < 500) return true;
   return error instanceof DomainError && error.code === "transmission_queued";
 }

@@ -19,9 +19,11 @@ export function sameDocument(stored: Record<string, unknown>, submitted: Record<
 }
 
 /**
- * The spec's answer to a sign of a registered IRN. When the business's stored invoice is this very
- * document (a retry whose first answer was lost), the answer says so: the client may count it as
- * signed. A different document under the IRN gets the spec's bare answer.
+ * The spec's answer to a sign of a registered IRN, `IRN already exists.` with `error: []`, whatever
+ * is registered under it. When the business's stored invoice is this very document (a retry whose
+ * first answer was lost), the error carries when it was signed: the answer says so in a header
+ * (`Einvoice-Identical-Document`, set by the error mapper) and a batch result in its details, so
+ * the client may count it as signed.
  */
 export function irnExists(irn: string, identicalSignedAt?: string): DomainError {
   if (identicalSignedAt === undefined) {
@@ -33,6 +35,6 @@ export function irnExists(irn: string, identicalSignedAt?: string): DomainError 
   return new DomainError("irn_exists", {
     message: "IRN already exists.",
     details: `IRN '${irn}' is already registered with this exact document, signed at ${identicalSignedAt}`,
-    publicMessage: `This exact invoice is already signed under IRN ${irn}; treat this as success.`,
+    identicalSignedAt,
   });
 }

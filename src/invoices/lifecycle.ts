@@ -227,6 +227,8 @@ export function invoiceLifecycle(deps: {
             status: "TRANSMISSION_FAILED",
             attempts: attempt,
             error,
+            // The authority's own words about the refusal, verbatim, as in the lookup.
+            ...(report.authorityAnswer ? { authority_error: report.authorityAnswer } : {}),
           },
           at,
         },

@@ -74,6 +74,7 @@ export const Lookup = Type.Object({
       {
         status: Type.Integer(),
         id: Type.Optional(Type.String()),
+        handler: Type.Optional(Type.String()),
         details: Type.Optional(Type.String()),
         public_message: Type.Optional(Type.String()),
         sub_message: Type.Optional(Type.String()),

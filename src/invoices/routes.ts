@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { type TSchema, Type } from "typebox";
 import { action, withWarnings } from "../http/envelope.ts";
 import { EXAMPLES } from "../http/examples.ts";
-import { Action, Empty, errorResponses, responses } from "../http/openapi.ts";
+import { Action, Empty, errorResponses, IdenticalDocumentHeader, responses } from "../http/openapi.ts";
 import { IdempotencyHeaders, idempotent, ReplayedHeader } from "../idempotency/hook.ts";
 import type { IdempotencyService } from "../idempotency/service.ts";
 import { BATCH_BODY_LIMIT, BATCH_MAX_DOCUMENTS } from "./batch-limits.ts";
@@ -55,6 +55,12 @@ function replayable(answers: Record<number, TSchema>): Record<number, TSchema> {
   );
 }
 
+/** A sign's 400 may carry the header that says the IRN holds this very document. */
+function signAnswers(answers: Record<number, TSchema>): Record<number, TSchema> {
+  const refused = answers[400] as TSchema & { headers?: Record<string, unknown> };
+  return { ...answers, 400: { ...refused, headers: { ...refused.headers, ...IdenticalDocumentHeader } } };
+}
+
 type App = Parameters<FastifyPluginAsyncTypebox>[0];
 
 /** validate, sign and sign-transmit: what registers an invoice. */
@@ -89,10 +95,12 @@ function registrationRoutes(
         tags: ["invoices"],
         headers: IdempotencyHeaders,
         body: DocumentWithExamples,
-        response: replayable(
-          responses(
-            Action(Empty, "Invoice signed successfully"),
-            "signed and stored; a 400 `IRN already exists.` when the IRN is registered",
+        response: signAnswers(
+          replayable(
+            responses(
+              Action(Empty, "Invoice signed successfully"),
+              "signed and stored; a 400 `IRN already exists.` when the IRN is registered (with `Einvoice-Identical-Document` when it holds this very document)",
+            ),
           ),
         ),
       },
@@ -114,10 +122,12 @@ function registrationRoutes(
         tags: ["invoices"],
         headers: IdempotencyHeaders,
         body: DocumentWithExamples,
-        response: replayable(
-          responses(
-            Action(Empty, "Invoice transmitted successfully!"),
-            "signed and confirmed by the authority; a 503 with Retry-After when it is queued instead",
+        response: signAnswers(
+          replayable(
+            responses(
+              Action(Empty, "Invoice transmitted successfully!"),
+              "signed and confirmed by the authority; a 503 with Retry-After when it is queued instead",
+            ),
           ),
         ),
       },

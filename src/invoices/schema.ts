@@ -4,7 +4,8 @@ import { type Static, Type } from "typebox";
  * The invoice document of validate, sign and sign-transmit. Required fields are the spec's shortest
  * form (rule 2 under Invoices); code lists and cross-field rules are checked by the rules, which name
  * the offending value. Unknown fields are accepted: newer clients send fields this version does not
- * know, and rejecting them would break them.
+ * know, and rejecting them would break them. An optional text field sent empty (or blank) is read as
+ * absent before anything is checked, and a missing `invoice_kind` is derived (rules/lenient.ts).
  */
 
 /** Lines in one invoice document. */
@@ -24,7 +25,11 @@ const PostalAddress = Type.Object({
   postal_zone: Type.Optional(Type.String({ maxLength: 20 })),
   lga: Type.Optional(Type.String({ maxLength: 20, description: "LGA code, NG-XX-YYY" })),
   state: Type.Optional(Type.String({ maxLength: 10, description: "state code, NG-XX" })),
-  country: Type.String({ format: "country", maxLength: 2 }),
+  country: Type.String({
+    format: "country",
+    maxLength: 2,
+    description: "an assigned ISO 3166-1 alpha-2 code, e.g. NG",
+  }),
 });
 
 const Party = (required: "supplier" | "customer") =>
@@ -33,7 +38,9 @@ const Party = (required: "supplier" | "customer") =>
     tin:
       required === "supplier"
         ? Type.String({ format: "tin", maxLength: 40 })
-        : Type.Optional(Type.String({ format: "tin", maxLength: 40 })),
+        : // The authority refuses a customer TIN under 5 characters (its `details`: "…tin must be at
+          // least in length or value 5").
+          Type.Optional(Type.String({ format: "tin", minLength: 5, maxLength: 40 })),
     email: Type.Optional(Type.String({ format: "email", maxLength: 254 })),
     telephone: Type.Optional(Type.String({ format: "telephone", maxLength: 16 })),
     business_description: Type.Optional(Text(1000)),
@@ -70,7 +77,12 @@ export const InvoiceDocument = Type.Object(
     due_date: Type.Optional(DateText),
     issue_time: Type.Optional(Type.String({ format: "time", maxLength: 8 })),
     invoice_type_code: Text(10),
-    invoice_kind: Text(10),
+    invoice_kind: Type.String({
+      minLength: 1,
+      maxLength: 10,
+      description:
+        "B2B, B2C or B2G; when missing or empty it is derived (B2B when the customer party has a TIN, else B2C), with a warning, and the derived value is signed",
+    }),
     payment_status: Type.Optional(Text(20)),
     note: Type.Optional(Type.String({ maxLength: 5000 })),
     tax_point_date: Type.Optional(DateText),

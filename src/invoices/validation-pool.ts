@@ -22,6 +22,8 @@ type Answer = {
   warnings: ValidationResult["warnings"];
   warningsBeyond: number;
   patch: Record<string, unknown>;
+  /** Members of the body the checked document leaves out. */
+  removed: string[];
 };
 
 /**
@@ -83,12 +85,14 @@ export function validationPool(options: { thread: boolean; maxMemoryMb?: number 
       target.ref();
       target.postMessage(request);
     });
+    const document: Record<string, unknown> = { ...(body as Record<string, unknown>), ...answer.patch };
+    for (const key of answer.removed) delete document[key];
     return {
       errors: answer.errors,
       errorsBeyond: answer.errorsBeyond,
       warnings: answer.warnings,
       warningsBeyond: answer.warningsBeyond,
-      document: { ...(body as Record<string, unknown>), ...answer.patch },
+      document,
     };
   };
 

@@ -22,13 +22,16 @@ parentPort?.on("message", (request: ValidationRequest) => {
     }
     const result = validateInvoice(request.body, { ...request.ctx, knownProducts: products.codes });
     // Only what an answer can list goes back (a copy costs the event loop what it holds), and of the
-    // document only the members that checking changed (denoised amounts, a lower-cased id): the
-    // checked document is a shallow copy of the body that replaces just those.
+    // document only the members that checking changed (denoised amounts, a lower-cased id, a derived
+    // invoice_kind) or left out (a blank optional field): the checked document is a shallow copy of
+    // the body that replaces just those.
     const patch: Record<string, unknown> = {};
+    const removed: string[] = [];
     const body = request.body as Record<string, unknown>;
     const checked = result.document as Record<string, unknown>;
     if (checked !== body && typeof checked === "object" && checked !== null) {
       for (const key of Object.keys(checked)) if (checked[key] !== body[key]) patch[key] = checked[key];
+      for (const key of Object.keys(body)) if (!Object.hasOwn(checked, key)) removed.push(key);
     }
     const errors = capViolations(result.errors, MAX_VIOLATIONS, result.errorsBeyond);
     const warnings = capViolations(result.warnings, MAX_VIOLATIONS, result.warningsBeyond);
@@ -39,6 +42,7 @@ parentPort?.on("message", (request: ValidationRequest) => {
       warnings: warnings.shown,
       warningsBeyond: warnings.total - warnings.shown.length,
       patch,
+      removed,
     });
   } catch (err) {
     parentPort?.postMessage({ id: request.id, error: err instanceof Error ? err.message : String(err) });

@@ -1,6 +1,7 @@
 import { MAX_VIOLATIONS, type Violation } from "../errors.ts";
 import { normalizeDocument } from "./rules/amounts.ts";
 import { INVOICE_RULES } from "./rules/index.ts";
+import { readLeniently } from "./rules/lenient.ts";
 import { isObject, type RuleContext } from "./rules/types.ts";
 import { InvoiceDocument } from "./schema.ts";
 
@@ -11,7 +12,10 @@ export type ValidationResult = {
   errorsBeyond: number;
   /** Warnings counted but not listed (only when checked on the validation thread). */
   warningsBeyond: number;
-  /** The document as checked, and as it is stored when it is signed (see normalizeDocument). */
+  /**
+   * The document as checked, and as it is stored when it is signed (see normalizeDocument and
+   * readLeniently).
+   */
   document: unknown;
 };
 
@@ -78,9 +82,10 @@ export function lineCount(body: unknown): number {
 }
 
 /**
- * Runs every rule over a submitted document and sorts the findings into errors and warnings. An
- * array longer than the schema allows (330,000 empty lines fit in a MiB) is refused before any
- * rule looks at its items, so the work stays proportional to what can be accepted.
+ * Reads a submitted document leniently (rules/lenient.ts), runs every rule over it and sorts the
+ * findings into errors and warnings. An array longer than the schema allows (330,000 empty lines
+ * fit in a MiB) is refused before any rule looks at its items, so the work stays proportional to
+ * what can be accepted.
  */
 export function validateInvoice(body: unknown, ctx: RuleContext): ValidationResult {
   if (!isObject(body)) {
@@ -96,9 +101,10 @@ export function validateInvoice(body: unknown, ctx: RuleContext): ValidationResu
   oversized(body, InvoiceDocument as unknown as SchemaNode, "", tooLong);
   if (tooLong.length > 0)
     return { errors: tooLong, warnings: [], errorsBeyond: 0, warningsBeyond: 0, document: body };
-  const document = normalizeDocument(body);
+  // Read as the client meant it (noise out of amounts, blank optional fields absent, invoice_kind
+  // derived), then judged: the rules see, and a sign stores, what the warnings describe.
+  const { document, warnings } = readLeniently(normalizeDocument(body));
   const errors: Violation[] = [];
-  const warnings: Violation[] = [];
   // Error rules may count what the answer cannot list; warnings are few per field and listed.
   const budget = { room: 0, beyond: 0 };
   for (const rule of INVOICE_RULES) {

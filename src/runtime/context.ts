@@ -45,6 +45,7 @@ import { builtinAuthority } from "../transmission/authority/builtin.ts";
 import type { AuthorityConnector } from "../transmission/authority/connector.ts";
 import { httpAuthority } from "../transmission/authority/http.ts";
 import { mbsAuthority } from "../transmission/authority/mbs.ts";
+import { authorityHold, authorityHoldRepository } from "../transmission/authority-hold.ts";
 import { deliveryHandler } from "../transmission/delivery.ts";
 import { authorityForwarder, forwardHandler } from "../transmission/forward.ts";
 import { jobSettling } from "../transmission/jobs.ts";
@@ -130,9 +131,15 @@ function outboxOf(
   const lifecycle = invoiceLifecycle({ invoices: invoicesRepo, notifier, sealer, forwarder });
   const settling = jobSettling({ db, outbox });
   const settings = config.outbox;
+  const hold = authorityHold({
+    holds: authorityHoldRepository(db),
+    authority: authority.name,
+    probeMs: config.authorityProbeMs,
+  });
   const transmission = transmissionService({
     outbox,
     settling,
+    hold,
     handlers: {
       delivery: deliveryHandler({
         db,
@@ -140,9 +147,18 @@ function outboxOf(
         settling,
         invoices: lifecycle.delivery,
         authority,
+        hold,
         settings,
       }),
-      forward: forwardHandler({ db, outbox, settling, invoices: lifecycle.delivery, authority, settings }),
+      forward: forwardHandler({
+        db,
+        outbox,
+        settling,
+        invoices: lifecycle.delivery,
+        authority,
+        hold,
+        settings,
+      }),
       webhook: webhookDispatcher({ outbox, settling, webhooks: webhooksRepo, sealer, settings }),
     },
     settings,

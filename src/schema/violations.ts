@@ -74,9 +74,11 @@ export function schemaViolations(errors: readonly AjvLikeError[], root = ""): Vi
     out.push({ path: path || "(body)", rule, message });
   }
   // A field with a format also has the format's length (a date's 10 characters): a text too long
-  // for it is reported once, as not of the format.
+  // (or too short) for it is reported once, as not of the format.
   const formatted = new Set(out.filter((v) => v.rule === "format").map((v) => v.path));
-  return formatted.size === 0 ? out : out.filter((v) => v.rule !== "maxLength" || !formatted.has(v.path));
+  return formatted.size === 0
+    ? out
+    : out.filter((v) => (v.rule !== "maxLength" && v.rule !== "minLength") || !formatted.has(v.path));
 }
 
 function article(type: string): string {

@@ -10,9 +10,35 @@ import {
   withTimeout,
 } from "./attempts.ts";
 import { type AuthorityConnector, DeliveryError } from "./authority/connector.ts";
+import type { AuthorityHold } from "./authority-hold.ts";
 import { iso, type JobHandler, type JobSettling, type Outcome } from "./jobs.ts";
 import type { OutboxRepository } from "./outbox-repository.ts";
 import type { DeliveryPort } from "./port.ts";
+
+/**
+ * What becomes of a delivery attempt that failed: the single retry policy of deliveries. Permanent
+ * refusals and the last attempt of the budget are final; holds (not the invoice's fault) give the
+ * claim's count back and wait at the slowest pace, except a refused credential, which waits on the
+ * authority hold (authority-hold.ts) and is due again as soon as the probe lifts it.
+ */
+export function failurePlan(err: unknown, attempt: number, settings: OutboxSettings) {
+  const error = err instanceof Error ? err.message : String(err);
+  const failure = err instanceof DeliveryError ? err : undefined;
+  const permanent = failure?.permanent === true;
+  const cutOff = err instanceof OutOfAttempts;
+  const held = failure?.hold !== undefined;
+  const credential = failure?.credential === true;
+  // The attempt that was cut off is the one recorded; the claim that found it made none.
+  const made = cutOff ? settings.maxAttempts : held ? attempt - 1 : attempt;
+  const final = !held && (permanent || cutOff || attempt >= settings.maxAttempts);
+  const wait = credential
+    ? backoffMs(1, settings)
+    : held
+      ? backoffMs(SLOWEST_ATTEMPT, settings)
+      : backoffMs(attempt, settings);
+  const next = final ? undefined : iso(Date.now() + wait);
+  return { error, failure, permanent, cutOff, held, credential, made, final, next };
+}
 
 /**
  * An invoice's delivery to the authority. The IRN is the idempotency key, so a delivery repeated
@@ -26,9 +52,11 @@ export function deliveryHandler(deps: {
   /** The invoices side of a delivery: what to send, and what its outcome means (see port.ts). */
   invoices: DeliveryPort;
   authority: AuthorityConnector;
+  /** Opened when the authority refuses our credential, closed by any other answer. */
+  hold: Pick<AuthorityHold, "refused" | "passed">;
   settings: OutboxSettings;
 }): JobHandler {
-  const { db, outbox, settling, invoices, authority, settings } = deps;
+  const { db, outbox, settling, invoices, authority, hold, settings } = deps;
   const skip = settling.skip;
 
   async function deliver(job: OutboxJob, owner: string, timeoutMs: number): Promise<Outcome> {
@@ -52,6 +80,7 @@ export function deliveryHandler(deps: {
           tx,
         );
         if (!settled) return "lost";
+        await hold.passed(tx);
         await invoices.delivered(
           irn,
           {
@@ -68,19 +97,12 @@ export function deliveryHandler(deps: {
         return "delivered";
       });
     } catch (err) {
-      const error = err instanceof Error ? err.message : String(err);
-      const failure = err instanceof DeliveryError ? err : undefined;
-      const permanent = failure?.permanent === true;
-      const cutOff = err instanceof OutOfAttempts;
-      // Not the invoice's failure (our credentials refused, or a buyer who has not enabled
-      // receiving): retried at the slowest pace, without using up the invoice's retry budget.
-      const held = failure?.hold !== undefined;
-      // The attempt that was cut off is the one recorded; the claim that found it made none.
-      const made = cutOff ? settings.maxAttempts : held ? attempt - 1 : attempt;
+      const { error, failure, permanent, cutOff, held, credential, made, final, next } = failurePlan(
+        err,
+        attempt,
+        settings,
+      );
       const at = now();
-      const final = !held && (permanent || cutOff || attempt >= settings.maxAttempts);
-      const wait = held ? backoffMs(SLOWEST_ATTEMPT, settings) : backoffMs(attempt, settings);
-      const next = final ? undefined : iso(Date.now() + wait);
       return writeTransaction(db, async (tx) => {
         const settled = await outbox.settle(
           job.id,
@@ -97,6 +119,9 @@ export function deliveryHandler(deps: {
           tx,
         );
         if (!settled) return "lost";
+        // An answer other than a credential refusal shows the authority takes our credential again.
+        if (credential) await hold.refused(error, at, tx);
+        else if (failure?.answer) await hold.passed(tx);
         await invoices.attemptFailed(
           irn,
           {

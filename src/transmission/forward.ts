@@ -15,6 +15,7 @@ import {
   DeliveryError,
   type ForwardedMessage,
 } from "./authority/connector.ts";
+import type { AuthorityHold } from "./authority-hold.ts";
 import { iso, type JobHandler, type JobSettling, type Outcome } from "./jobs.ts";
 import type { OutboxRepository } from "./outbox-repository.ts";
 import type { DeliveryPort } from "./port.ts";
@@ -62,26 +63,37 @@ export function forwardHandler(deps: {
   settling: Pick<JobSettling, "write" | "skip">;
   invoices: Pick<DeliveryPort, "isDelivered" | "forwarded">;
   authority: Pick<AuthorityConnector, "forward">;
+  /** Opened when the authority refuses our credential, closed by any other answer. */
+  hold: Pick<AuthorityHold, "refused" | "passed">;
   settings: OutboxSettings;
 }): JobHandler {
-  const { db, outbox, settling, invoices, authority, settings } = deps;
+  const { db, outbox, settling, invoices, authority, hold, settings } = deps;
 
-  /** Pending again: `counted` false gives the claim's count back (nothing was attempted, or not our fault). */
-  const again = (job: OutboxJob, owner: string, reason: string, wait: number, counted: boolean) =>
-    settling.write((tx) =>
-      outbox.settle(
-        job.id,
-        owner,
-        {
-          state: "pending",
-          attempts: counted ? job.attempts : job.attempts - 1,
-          last_error: reason,
-          next_attempt_at: iso(Date.now() + wait),
-          updated_at: new Date().toISOString(),
-        },
-        tx,
-      ),
-    );
+  /**
+   * Pending again: `counted` false gives the claim's count back (nothing was attempted, or not our
+   * fault); `refused`: the authority refused our credential, and the hold it opens is recorded too.
+   */
+  const again = (
+    job: OutboxJob,
+    owner: string,
+    reason: string,
+    wait: number,
+    counted: boolean,
+    refused = false,
+  ) =>
+    settling.write(async (tx) => {
+      const at = new Date().toISOString();
+      const change = {
+        state: "pending" as const,
+        attempts: counted ? job.attempts : job.attempts - 1,
+        last_error: reason,
+        next_attempt_at: iso(Date.now() + wait),
+        updated_at: at,
+      };
+      const settled = await outbox.settle(job.id, owner, change, tx);
+      if (settled && refused) await hold.refused(reason, at, tx);
+      return settled;
+    });
 
   /** Done or failed for good: settled, and told to the invoice's history, in one transaction. */
   const end = (
@@ -100,6 +112,7 @@ export function forwardHandler(deps: {
         tx,
       );
       if (!settled) return false;
+      if (outcome.state === "done" || outcome.answer) await hold.passed(tx);
       await invoices.forwarded(
         job.irn,
         {
@@ -141,6 +154,9 @@ export function forwardHandler(deps: {
     } catch (err) {
       const error = err instanceof Error ? err.message : String(err);
       const failure = err instanceof DeliveryError ? err : undefined;
+      // Our credential refused: waits on the authority hold, due again as soon as it lifts.
+      if (failure?.credential)
+        return (await again(job, owner, error, backoffMs(1, settings), false, true)) ? "retry" : "lost";
       if (failure?.hold) {
         return (await again(job, owner, error, backoffMs(SLOWEST_ATTEMPT, settings), false))
           ? "retry"

@@ -2,6 +2,9 @@ import { Counter, Gauge, Registry } from "prom-client";
 import type { Outcome, TransmissionService } from "./outbox.ts";
 
 type Stats = Awaited<ReturnType<TransmissionService["stats"]>>;
+type Hold = Awaited<ReturnType<TransmissionService["authorityHold"]>>;
+/** Where the counts come from; a source without an authority hold has none to report. */
+type Source = Pick<TransmissionService, "stats"> & Partial<Pick<TransmissionService, "authorityHold">>;
 
 /**
  * Prometheus view of the outbox, read from the database, so every process reports the same totals;
@@ -11,8 +14,8 @@ type Stats = Awaited<ReturnType<TransmissionService["stats"]>>;
  */
 export function outboxMetrics(options: { refreshMs: number }) {
   const registry = new Registry();
-  let source: Pick<TransmissionService, "stats"> | undefined;
-  let taken: { at: number; stats: Stats } | undefined;
+  let source: Source | undefined;
+  let taken: { at: number; stats: Stats; hold: Hold } | undefined;
   // One count at a time: the scrapes that find the snapshot stale while it is counted share it.
   let counting: Promise<Stats> | undefined;
   const snapshot = async (): Promise<Stats> => {
@@ -20,8 +23,8 @@ export function outboxMetrics(options: { refreshMs: number }) {
     if (taken && Date.now() - taken.at < options.refreshMs) return taken.stats;
     counting ??= (async (from) => {
       const at = Date.now();
-      const stats = await from.stats();
-      taken = { at, stats };
+      const [stats, hold] = await Promise.all([from.stats(), from.authorityHold?.()]);
+      taken = { at, stats, hold };
       return stats;
     })(source).finally(() => {
       counting = undefined;
@@ -79,9 +82,28 @@ export function outboxMetrics(options: { refreshMs: number }) {
       this.set(taken ? Math.max(0, (Date.now() - taken.at) / 1000) : 0);
     },
   });
+  new Gauge({
+    name: "einvoice_authority_hold_seconds",
+    help: "How long deliveries to the authority have been paused because it refuses this service's credentials (0: not paused)",
+    registers: [registry],
+    async collect() {
+      await snapshot();
+      const hold = taken?.hold;
+      this.set(hold ? Math.max(0, (Date.now() - Date.parse(hold.since)) / 1000) : 0);
+    },
+  });
+  new Gauge({
+    name: "einvoice_authority_hold_probes",
+    help: "Probes made during the current pause of deliveries to the authority (0: not paused)",
+    registers: [registry],
+    async collect() {
+      await snapshot();
+      this.set(taken?.hold?.probes ?? 0);
+    },
+  });
   return {
     registry,
-    observe(stats: Pick<TransmissionService, "stats">) {
+    observe(stats: Source) {
       source = stats;
     },
     settled(kind: string, outcome: Outcome) {

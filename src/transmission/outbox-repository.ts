@@ -57,7 +57,12 @@ export function outboxRepository(db: Db) {
      * One statement, so two claimers never take the same job. The claim counts the attempt: one
      * whose worker dies mid-delivery is never settled, and must still use up the retry budget.
      */
-    async claimDue(lease: Lease, limit: number, tx: Executor = db): Promise<OutboxJob[]> {
+    async claimDue(
+      lease: Lease,
+      limit: number,
+      tx: Executor = db,
+      kinds: { only?: readonly JobKind[]; except?: readonly JobKind[] } = {},
+    ): Promise<OutboxJob[]> {
       return tx
         .updateTable("outbox_jobs")
         .set((eb) => ({
@@ -72,6 +77,8 @@ export function outboxRepository(db: Db) {
             .where("state", "=", "pending")
             .where("next_attempt_at", "<=", lease.now)
             .where((w) => w.or([w("lease_expires_at", "is", null), w("lease_expires_at", "<", lease.now)]))
+            .$if(kinds.only !== undefined, (q) => q.where("kind", "in", kinds.only as JobKind[]))
+            .$if(kinds.except !== undefined, (q) => q.where("kind", "not in", kinds.except as JobKind[]))
             .orderBy("next_attempt_at")
             .limit(limit)
             // PostgreSQL: concurrent claimers skip each other's rows instead of taking them twice.

@@ -2,11 +2,58 @@ import { randomBytes } from "node:crypto";
 import type { Executor } from "../db/database.ts";
 import type { OutboxJob } from "../db/schema.ts";
 import type { OutboxSettings } from "./attempts.ts";
+import type { AuthorityHold } from "./authority-hold.ts";
 import { iso, type JobHandler, type JobSettling, type Outcome } from "./jobs.ts";
 import type { OutboxRepository } from "./outbox-repository.ts";
 
 export type { Outcome } from "./jobs.ts";
+
+/** The kinds of job that call the authority, and wait while it refuses our credential. */
+const AUTHORITY_KINDS = ["delivery", "forward"] as const;
+
 export type { OutboxSettings };
+
+/**
+ * Due jobs, up to `limit`. While the authority refuses our credential, its jobs (deliveries,
+ * forwards) are left alone but for one probe per interval among all workers: a delivery if one is
+ * due, else a forward. Webhooks go on.
+ */
+async function claimAroundHold(
+  deps: { outbox: OutboxRepository; hold: Pick<AuthorityHold, "current" | "takeProbe"> },
+  claim: { owner: string; now: string; until: string },
+  limit: number,
+  tx: Executor,
+): Promise<OutboxJob[]> {
+  const { outbox, hold } = deps;
+  if ((await hold.current(tx)) === undefined) return outbox.claimDue(claim, limit, tx);
+  const jobs = await outbox.claimDue(claim, limit, tx, { except: AUTHORITY_KINDS });
+  if (jobs.length >= limit || !(await hold.takeProbe(Date.now(), tx))) return jobs;
+  for (const kind of AUTHORITY_KINDS) {
+    const probe = await outbox.claimDue(claim, 1, tx, { only: [kind] });
+    if (probe.length > 0) return [...jobs, ...probe];
+  }
+  return jobs;
+}
+
+/**
+ * A job not tried now because the authority refuses our credential, as the bounded wait reports
+ * it: why, and when the probe will tell more. Undefined when nothing is paused.
+ */
+async function pausedJob(
+  deps: { outbox: Pick<OutboxRepository, "find">; hold: Pick<AuthorityHold, "current"> },
+  jobId: number,
+): Promise<{ job: OutboxJob | undefined } | undefined> {
+  const paused = await deps.hold.current();
+  if (!paused) return undefined;
+  const job = await deps.outbox.find(jobId);
+  return {
+    job: job && {
+      ...job,
+      last_error: `deliveries to the authority are paused since ${paused.since}: it refused this service's credentials (${paused.reason}); the operator must fix them`,
+      next_attempt_at: paused.next_probe_at,
+    },
+  };
+}
 
 /**
  * The durable outbox. Jobs are written in the same transaction as the state change they announce,
@@ -19,9 +66,11 @@ export function transmissionService(deps: {
   /** What runs a job of each kind: deliveries (delivery.ts) and webhook events (webhooks/dispatcher.ts). */
   handlers: Record<OutboxJob["kind"], JobHandler>;
   settings: OutboxSettings;
+  /** The pause of the jobs that go to the authority while it refuses our credential. */
+  hold: Pick<AuthorityHold, "current" | "takeProbe">;
   onSettled?: (job: OutboxJob, outcome: Outcome) => void;
 }) {
-  const { outbox, handlers, settings } = deps;
+  const { outbox, handlers, settings, hold } = deps;
   const { write } = deps.settling;
 
   async function process(
@@ -42,7 +91,9 @@ export function transmissionService(deps: {
   return {
     settings,
     process,
-    claimDue: (owner: string, limit: number) => write((tx) => outbox.claimDue(lease(owner), limit, tx)),
+    /** Due jobs, up to `limit`, around the authority hold (claimAroundHold). */
+    claimDue: (owner: string, limit: number) =>
+      write((tx) => claimAroundHold({ outbox, hold }, lease(owner), limit, tx)),
     release: (owner: string) => write((tx) => outbox.release(owner, tx)),
 
     /** Deliveries of invoices signed in this transaction (none of them can have a job yet): IRN → job id. */
@@ -96,6 +147,8 @@ export function transmissionService(deps: {
      * worker holds it, watches it until the deadline. Whatever happens, the job stays durable.
      */
     async deliverNow(jobId: number, waitMs: number): Promise<OutboxJob | undefined> {
+      const paused = await pausedJob({ outbox, hold }, jobId);
+      if (paused) return paused.job;
       const deadline = Date.now() + waitMs;
       const owner = `request:${randomBytes(6).toString("hex")}`;
       if (waitMs > 0) {
@@ -130,6 +183,9 @@ export function transmissionService(deps: {
     async stats() {
       return outbox.stats(new Date().toISOString());
     },
+
+    /** Whether deliveries to the authority are paused because it refuses our credential (and since when). */
+    authorityHold: () => hold.current(),
   };
 }
 

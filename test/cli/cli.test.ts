@@ -302,3 +302,34 @@ test("keys generate makes every secret a production start needs: migrate and aud
   assert.deepEqual(Object.keys(again).sort(), Object.keys(secrets).sort());
   for (const name of Object.keys(secrets)) assert.notEqual(again[name], secrets[name], name);
 });
+
+test("keys generate --authority mbs adds the MBS settings to fill in; start-up names each one still empty", {
+  timeout: TIMEOUT * 3,
+}, async (t) => {
+  const { env } = await dbEnv(t, "prod-mbs.db");
+  const generated = await cli(["keys", "generate", "--env", "--authority", "mbs"], {});
+  assert.equal(generated.code, 0, generated.stderr);
+  const lines = generated.stdout.trim().split("\n");
+  const settings = Object.fromEntries(
+    lines.map((line) => [line.slice(0, line.indexOf("=")), line.slice(line.indexOf("=") + 1)]),
+  );
+  assert.equal(settings.EINVOICE_AUTHORITY, "mbs");
+  for (const name of ["EINVOICE_MBS_URL", "EINVOICE_MBS_API_KEY", "EINVOICE_MBS_API_SECRET"])
+    assert.equal(settings[name], "", `${name} is there to fill in`);
+  const production = { ...env, ...settings, EINVOICE_MODE: "production" };
+  const refused = await cli(["migrate"], production);
+  assert.notEqual(refused.code, 0);
+  assert.match(refused.stderr, /EINVOICE_AUTHORITY=mbs needs EINVOICE_MBS_URL/);
+  const noKey = await cli(["migrate"], { ...production, EINVOICE_MBS_URL: "https://mbs.example" });
+  assert.match(noKey.stderr, /EINVOICE_AUTHORITY=mbs needs EINVOICE_MBS_API_KEY/);
+  const filled = {
+    ...production,
+    EINVOICE_MBS_URL: "https://mbs.example",
+    EINVOICE_MBS_API_KEY: "key",
+    EINVOICE_MBS_API_SECRET: "secret",
+  };
+  oneJson(await cli(["migrate"], filled));
+  const bad = await cli(["keys", "generate", "--authority", "elsewhere"], {});
+  assert.notEqual(bad.code, 0);
+  assert.match(bad.stderr, /builtin, mbs/);
+});

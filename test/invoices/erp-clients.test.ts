@@ -30,8 +30,12 @@ test("ERP-style invoices (float totals, rates without amounts, upper-case ids) a
       });
       assert.equal(validated.statusCode, 200, `${payload}\n${validated.body}`);
       const warnings = (validated.json() as { warnings?: Finding[] }).warnings ?? [];
-      // Extra decimals are reported as such, never float noise, and nothing else is a warning here.
+      // Extra decimals are reported as such, never float noise, and nothing else is a warning here
+      // but a line without item.description (the authority is reported to refuse those, on evidence
+      // too weak to refuse what these ERPs send: a warning, and the invoice signs).
       for (const w of warnings as (Finding & { actual: number; expected: number })[]) {
+        if (w.rule === "item_description_missing" && /^invoice_line\[\d+\]\.item\.description$/.test(w.path))
+          continue;
         assert.equal(w.rule, "precision", JSON.stringify(w));
         assert.ok(Math.abs(w.actual - w.expected) > 1e-8, `noise reported: ${JSON.stringify(w)}`);
       }

@@ -7,7 +7,7 @@ import { codeLists } from "../../src/invoices/rules/code-lists.ts";
 import { dates } from "../../src/invoices/rules/dates.ts";
 import { documentReferences } from "../../src/invoices/rules/document-references.ts";
 import { INVOICE_RULES } from "../../src/invoices/rules/index.ts";
-import { irnTemplate } from "../../src/invoices/rules/irn.ts";
+import { irnDate, irnTemplate } from "../../src/invoices/rules/irn.ts";
 import { precision } from "../../src/invoices/rules/precision.ts";
 import type { Rule, RuleContext } from "../../src/invoices/rules/types.ts";
 import { typesAndFormats } from "../../src/invoices/rules/types-and-formats.ts";
@@ -109,13 +109,14 @@ const check = (rule: Rule, doc: Doc, ctx: RuleContext = CTX) => rule.check(doc, 
 
 // ---- The rule set ----
 
-test("the rule set holds the twelve rules, each with a name and a severity", () => {
+test("the rule set holds the fifteen rules, each with a name and a severity", () => {
   assert.deepEqual(
     INVOICE_RULES.map((r) => r.name),
     [
       "types_and_formats",
       "code_lists",
       "irn_template",
+      "irn_date",
       "dates",
       "arithmetic",
       "precision",
@@ -123,12 +124,22 @@ test("the rule set holds the twelve rules, each with a name and a severity", () 
       "tax_base",
       "supplier_tin",
       "document_references",
+      "service_category",
+      "authority_disputed",
       "unknown_fields",
       "product_catalog",
     ],
   );
   const warnings = INVOICE_RULES.filter((r) => r.severity === "warning").map((r) => r.name);
-  assert.deepEqual(warnings.sort(), ["precision", "product_catalog", "rates", "tax_base", "unknown_fields"]);
+  assert.deepEqual(warnings.sort(), [
+    "authority_disputed",
+    "irn_date",
+    "precision",
+    "product_catalog",
+    "rates",
+    "tax_base",
+    "unknown_fields",
+  ]);
   // The supplier's TIN is a warning unless the deployment is strict.
   const supplier = INVOICE_RULES.find((r) => r.name === "supplier_tin");
   assert.ok(supplier && typeof supplier.severity === "function");
@@ -358,20 +369,20 @@ test("irn_template: an IRN with another business's service id", () => {
   assert.match(v.message, /AB12CD34/);
 });
 
-test("irn_template: an IRN whose date differs from issue_date → irn_date", () => {
-  const v = single(
-    check(irnTemplate, mutated(full(), { irn: "INV0001-AB12CD34-20261116" })),
-    "irn",
-    "irn_date",
-  );
+test("irn_date: an IRN whose date differs from issue_date is a warning, not a template error", () => {
+  const doc = mutated(full(), { irn: "INV0001-AB12CD34-20261116" });
+  assert.deepEqual(check(irnTemplate, doc), []);
+  const v = single(check(irnDate, doc), "irn", "irn_date");
   assert.deepEqual(v.related, ["issue_date"]);
   assert.equal(v.expected, "2026-11-15");
   assert.equal(v.actual, "2026-11-16");
-  // The same IRN fits when issue_date agrees.
+  // The same IRN has no finding when issue_date agrees.
   assert.deepEqual(
-    check(irnTemplate, mutated(full(), { irn: "INV0001-AB12CD34-20261116", issue_date: "2026-11-16" })),
+    check(irnDate, mutated(full(), { irn: "INV0001-AB12CD34-20261116", issue_date: "2026-11-16" })),
     [],
   );
+  // An IRN off the template is the template's finding alone.
+  assert.deepEqual(check(irnDate, mutated(full(), { irn: "INV0001-ZZ99ZZ99-20261116" })), []);
 });
 
 test("irn_template: the invoice number is alphanumeric", () => {
@@ -995,7 +1006,7 @@ test("validateInvoice: mistakes of several rules are reported in one call", () =
   const doc = mutated(full(), {
     issue_time: "25:00:00", // types_and_formats
     invoice_kind: "B2X", // code_lists
-    irn: "INV0001-AB12CD34-20261114", // irn_template (date)
+    irn: "INV0001-AB12CD34-20261114", // irn_date (a warning)
     due_date: "2026-11-01", // dates
     "legal_monetary_total.payable_amount": 693000, // arithmetic
     "allowance_charge[0].amount": 2500.001, // precision (a warning; arithmetic within rounding)
@@ -1006,12 +1017,12 @@ test("validateInvoice: mistakes of several rules are reported in one call", () =
   assert.deepEqual(pairs(errors), [
     "format @ issue_time",
     "code_list.invoice_kind @ invoice_kind",
-    "irn_date @ irn",
     "date_order @ due_date",
     "total_payable @ legal_monetary_total.payable_amount",
     "billing_reference_required @ billing_reference",
   ]);
   assert.deepEqual(pairs(warnings), [
+    "irn_date @ irn",
     "precision @ allowance_charge[0].amount",
     "unknown_field @ invoice_line[0].dicount_rate",
     "hs_code_known @ invoice_line[1].hsn_code",

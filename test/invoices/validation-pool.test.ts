@@ -50,6 +50,24 @@ test("a large document checked on the thread gets the answer it gets in place", 
   assert.ok(!known.warnings.some((w) => w.rule === "product_catalog"), "9999.99 is in the new catalog");
 });
 
+test("on the thread too, a blank optional field is left out and a missing invoice_kind derived", async (t) => {
+  const pool = validationPool({ thread: true });
+  t.after(() => pool.close());
+  const doc = large(INLINE_LINES + 1);
+  delete doc.invoice_kind;
+  Object.assign(doc, { order_reference: "", note: " " });
+  const inPlace = validateInvoice(doc, CTX);
+  const threaded = await pool.validate(doc, CTX);
+  assert.deepEqual(threaded.errors, inPlace.errors.slice(0, 200));
+  assert.deepEqual(threaded.warnings, inPlace.warnings.slice(0, 200));
+  assert.ok(threaded.warnings.some((w) => w.rule === "invoice_kind_derived"));
+  assert.deepEqual(threaded.document, inPlace.document);
+  const checked = threaded.document as Json;
+  assert.equal(checked.invoice_kind, "B2B");
+  assert.ok(!("order_reference" in checked) && !("note" in checked));
+  assert.equal(doc.order_reference, "", "the submitted body is untouched");
+});
+
 test("errors past the 200 listed come back counted, whatever their number", async (t) => {
   const pool = validationPool({ thread: true });
   t.after(() => pool.close());

@@ -1,4 +1,5 @@
 import type { Violation } from "../../errors.ts";
+import { COUNTRY_CODES } from "../../reference/countries.ts";
 import { CURRENCIES } from "../../reference/currencies.ts";
 import {
   INVOICE_KINDS,
@@ -19,6 +20,7 @@ const lists = {
   payment_status: new Set<string>(PAYMENT_STATUSES),
   invoice_kind: new Set<string>(INVOICE_KINDS),
   state: new Set(STATES.map((s) => s.code)),
+  country: COUNTRY_CODES,
 };
 const lgaState = new Map(LGAS.map((l) => [l.code, l.state_code]));
 
@@ -30,6 +32,7 @@ const hints: Record<keyof typeof lists, string> = {
   payment_status: `one of ${PAYMENT_STATUSES.join(", ")}`,
   invoice_kind: "one of B2B, B2C, B2G",
   state: "a state code of resources/states (e.g. NG-LA)",
+  country: "an assigned ISO 3166-1 alpha-2 country code (e.g. NG)",
 };
 
 function inList(list: keyof typeof lists, value: unknown, path: string, out: Violation[]): void {
@@ -40,8 +43,12 @@ function inList(list: keyof typeof lists, value: unknown, path: string, out: Vio
 
 function address(party: unknown, path: string, out: Violation[]): void {
   if (!isObject(party) || !isObject(party.postal_address)) return;
-  const { state, lga } = party.postal_address;
+  const { state, lga, country } = party.postal_address;
   const at = `${path}.postal_address`;
+  // Two upper-case letters that name no country: MBS refuses them ("must be a valid country code,
+  // refer to the invoice resource apis"). Any other text is the format's finding, reported once.
+  if (typeof country === "string" && /^[A-Z]{2}$/.test(country))
+    inList("country", country, `${at}.country`, out);
   inList("state", state, `${at}.state`, out);
   if (typeof lga !== "string") return;
   const owner = lgaState.get(lga);

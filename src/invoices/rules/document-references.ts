@@ -9,6 +9,18 @@ const CORRECTIONS = new Map([
   ["384", "a debit note"],
 ]);
 
+/**
+ * Clients with UN/CEFACT habits send 380 for an invoice: in UN/CEFACT 1001 it is the commercial
+ * invoice, in this API's list (and the authority's) 380 is the credit note and 381 the invoice. The
+ * refusal says so, or the integrator goes looking for an invoice to reference.
+ */
+const HINTS = new Map([
+  [
+    "380",
+    "; if this is an invoice, not a credit note: a commercial invoice is 381 in this API's list (resources/invoices-types), where 380 is the credit note (UN/CEFACT's 380 is the commercial invoice)",
+  ],
+]);
+
 const SINGLE_REFERENCES = [
   "dispatch_document_reference",
   "receipt_document_reference",
@@ -21,13 +33,13 @@ export const documentReferences: Rule = {
   severity: "error",
   check(doc) {
     const out: Violation[] = [];
-    const kind =
-      typeof doc.invoice_type_code === "string" ? CORRECTIONS.get(doc.invoice_type_code) : undefined;
+    const code = typeof doc.invoice_type_code === "string" ? doc.invoice_type_code : undefined;
+    const kind = code === undefined ? undefined : CORRECTIONS.get(code);
     if (kind && (!Array.isArray(doc.billing_reference) || doc.billing_reference.length === 0)) {
       out.push({
         path: "billing_reference",
         rule: "billing_reference_required",
-        message: `invoice_type_code ${String(doc.invoice_type_code)} is ${kind}: billing_reference must name at least one invoice it corrects`,
+        message: `invoice_type_code ${code} is ${kind}: billing_reference must name at least one invoice it corrects${HINTS.get(code as string) ?? ""}`,
         related: ["invoice_type_code"],
       });
     }

@@ -1,9 +1,10 @@
 import { arithmetic } from "./arithmetic.ts";
+import { authorityDisputed, serviceCategory } from "./authority.ts";
 import { productCatalog } from "./catalog.ts";
 import { codeLists } from "./code-lists.ts";
 import { dates } from "./dates.ts";
 import { documentReferences } from "./document-references.ts";
-import { irnTemplate } from "./irn.ts";
+import { irnDate, irnTemplate } from "./irn.ts";
 import { precision } from "./precision.ts";
 import { rates } from "./rates.ts";
 import { supplierTin } from "./supplier.ts";
@@ -17,6 +18,7 @@ export const INVOICE_RULES: readonly Rule[] = [
   typesAndFormats,
   codeLists,
   irnTemplate,
+  irnDate,
   dates,
   arithmetic,
   precision,
@@ -24,6 +26,8 @@ export const INVOICE_RULES: readonly Rule[] = [
   taxBase,
   supplierTin,
   documentReferences,
+  serviceCategory,
+  authorityDisputed,
   unknownFields,
   productCatalog,
 ];

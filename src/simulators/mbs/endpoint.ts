@@ -3,6 +3,7 @@ import type { Answer } from "./envelopes.ts";
 import type { FaultPlanner, PrefixRule, RateClass } from "./faults.ts";
 import type { Query } from "./paging.ts";
 import type { Registry } from "./registry.ts";
+import type { Rules } from "./rules.ts";
 import type { Credentials } from "./taxpayers.ts";
 
 /** What a handler sees of a request. */
@@ -21,10 +22,12 @@ export type Endpoint = {
   handler: string;
   /** Answers without credentials and takes no injected fault but downtime (health, resource lists). */
   open?: boolean;
-  /** Fault classes of this endpoint alone (`duplicate` on sign; `not_enabled`, `partial` on transmit). */
+  /** Fault classes of this endpoint alone (`try_later`, `duplicate`; `not_enabled`, `partial`, `no_webhook`). */
   extra?: readonly RateClass[];
   /** Invoice-number words that force a fault on this endpoint's first calls for an IRN. */
   prefixes?: readonly PrefixRule[];
+  /** A route that exists only under a rule; otherwise it answers the no-route 404, as an unknown path. */
+  enabled?: (rules: Rules) => boolean;
   handle: (request: SimRequest) => Answer | Promise<Answer>;
 };
 
@@ -33,6 +36,10 @@ export type SimContext = {
   seed: number;
   credentials: Credentials;
   registry: Registry;
+  /** The rules in force now (they may change while the simulator runs). */
+  rules: () => Rules;
+  /** The reference lists, by name. */
+  resources: Readonly<Record<string, readonly object[]>>;
   /** Counts a fault a handler decides on itself (an invoice number marked REJECT). */
   faults: Pick<FaultPlanner, "count">;
 };

@@ -5,9 +5,11 @@ export const RATE_CLASSES = [
   "credential",
   "5xx",
   "transient",
+  "try_later",
   "duplicate",
   "not_enabled",
   "partial",
+  "no_webhook",
   "drop",
   "slow",
 ] as const;
@@ -15,7 +17,10 @@ export type RateClass = (typeof RATE_CLASSES)[number];
 /** `down` comes from windows (or the header), `reject` from an IRN prefix: neither takes a rate. */
 export type FaultClass = RateClass | "down" | "reject";
 
-/** Every authenticated endpoint takes these; `duplicate`, `not_enabled` and `partial` are per endpoint. */
+/**
+ * Every authenticated endpoint takes these; the others are per endpoint: `try_later` on validate and
+ * sign, `duplicate` on sign, `not_enabled`, `partial` and `no_webhook` on transmit.
+ */
 export const COMMON_CLASSES: readonly RateClass[] = ["credential", "5xx", "transient", "drop", "slow"];
 
 export type Window = { from: number; to: number };
@@ -104,11 +109,14 @@ export const SIGN_PREFIXES: readonly PrefixRule[] = [
   { word: "DROP", fault: "drop", calls: 1 },
   { word: "SLOW", fault: "slow", calls: 1 },
   { word: "DUPLICATE", fault: "duplicate", calls: 1 },
+  { word: "TRYLATER", fault: "try_later", calls: 1 },
 ];
 export const TRANSMIT_PREFIXES: readonly PrefixRule[] = [
   { word: "PARTIAL", fault: "partial", calls: 1 },
-  // Two, so a client that retries once at once still meets it and must learn to wait on the buyer.
+  // Two, so a client that retries once at once still meets it and must learn to wait on the buyer
+  // (or on its operator, for the webhook).
   { word: "NOTENABLED", fault: "not_enabled", calls: 2 },
+  { word: "NOWEBHOOK", fault: "no_webhook", calls: 2 },
 ];
 
 /** What one request asks of the planner. */
@@ -125,7 +133,7 @@ export type FaultQuery = {
   forced?: FaultClass;
 };
 
-/** `variant` picks among a class's answers (which 5xx, which transient text), deterministically too. */
+/** `variant` picks among a class's answers (which 5xx, which transient status), deterministically too. */
 export type Decision = { fault: FaultClass; variant: number };
 
 /** The fault decisions and their counts; holds the spec in force and how often each key was seen. */

@@ -1,12 +1,14 @@
 import type { Endpoint, SimRequest } from "./endpoint.ts";
 import {
   badCredential,
+  HANDLERS,
   MbsError,
   NOT_ENABLED,
   NOT_ENABLED_SUB_MESSAGE,
   PARTIAL_TRANSMIT,
   SERVER_ERRORS,
-  TRANSIENT_MESSAGES,
+  tryLater,
+  WEBHOOK_NOT_SETUP,
 } from "./envelopes.ts";
 import { COMMON_CLASSES, type Decision, type FaultClass, type FaultPlanner } from "./faults.ts";
 import { isObject } from "./paging.ts";
@@ -70,24 +72,37 @@ export function decideFault(
 /**
  * The answer of a fault that stops the request before it has any effect; undefined for the faults
  * that let the request through (drop, slow, duplicate), which the server applies afterwards.
+ * `transient`, `5xx` and `try_later` are answered before any effect: nothing is registered.
  */
 export function refusalOf(decision: Decision): MbsError | undefined {
   const pick = <T>(options: readonly T[]): T => options[Math.floor(decision.variant * options.length)] as T;
   switch (decision.fault) {
+    // [recorded] the credential answer, exactly.
     case "credential":
       return badCredential();
-    case "transient":
-      return new MbsError(400, pick(TRANSIENT_MESSAGES));
+    // [client] clients retry 408, 429 and 5xx; the texts are [unknown].
+    case "transient": {
+      const status = pick([408, 429, 500, 502, 503, 504] as const);
+      return new MbsError(status, SERVER_ERRORS[status]);
+    }
     case "5xx": {
       const status = pick([500, 502, 503] as const);
       return new MbsError(status, SERVER_ERRORS[status]);
     }
     case "down":
       return new MbsError(503, SERVER_ERRORS[503]);
+    // [client] the duplicate's words, having registered nothing: only `confirm` tells them apart.
+    case "try_later":
+      return tryLater();
+    // [client] NOT_ENABLED in `sub_message`.
     case "not_enabled":
       return new MbsError(400, NOT_ENABLED, { subMessage: NOT_ENABLED_SUB_MESSAGE });
+    // [client] the partial-success text, as a 400 here (one integrator met it inside a 2xx, via an APP).
     case "partial":
       return new MbsError(400, PARTIAL_TRANSMIT);
+    // [recorded][client] the text; status 400 and handler `invoice_actions` are [unknown].
+    case "no_webhook":
+      return new MbsError(400, WEBHOOK_NOT_SETUP, { handler: HANDLERS.invoice });
     default:
       return undefined;
   }

@@ -49,7 +49,8 @@ export function pageOf<T extends object>(
   if (!sortBy || !(sortable as readonly string[]).includes(sortBy)) {
     throw invalid(`sort_by must be one of ${sortable.join(", ")}`);
   }
-  const desc = queryText(query, "sort_direction_desc") ?? "false";
+  // Any case: Python's requests writes the boolean True as "True" [client].
+  const desc = (queryText(query, "sort_direction_desc") ?? "false").toLowerCase();
   if (desc !== "true" && desc !== "false") throw invalid("sort_direction_desc must be true or false");
   const key = sortBy as keyof T;
   // Array.prototype.sort is stable: equal keys keep the order they were created in.

@@ -1,20 +1,25 @@
 import { randomUUID } from "node:crypto";
-import { INVALID_TRANSITION, INVOICE_NOT_FOUND, MbsError, NOT_TRANSMITTED } from "./envelopes.ts";
+import { INVALID_TRANSITION, MbsError, NOT_TRANSMITTED, notRegistered } from "./envelopes.ts";
 import type { Taxpayer } from "./taxpayers.ts";
 
-export const PAYMENT_STATUSES = ["PENDING", "PAID", "REJECTED", "PARTIAL"] as const;
+/**
+ * [doc] PENDING, PAID, CANCELED (behind the `canceled` rule); [client] PARTIAL (April 2026) and
+ * REJECTED (seen in an APP's relay of MBS's confirm answers; this service's connector sends it).
+ */
+export const PAYMENT_STATUSES = ["PENDING", "PAID", "PARTIAL", "REJECTED", "CANCELED"] as const;
 export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];
 
 /**
- * The payment moves the simulator allows. A same-status repeat of PAID or REJECTED is accepted and
- * changes nothing, so a client that retries after losing the answer succeeds; PARTIAL may repeat
- * (another instalment) and end in PAID.
+ * The payment moves the simulator allows [unknown]. A same-status repeat of PAID, REJECTED or
+ * CANCELED is accepted and changes nothing, so a client that retries after losing the answer
+ * succeeds; PARTIAL may repeat (another instalment) and end in PAID.
  */
 const NEXT: Readonly<Record<PaymentStatus, readonly PaymentStatus[]>> = {
-  PENDING: ["PAID", "REJECTED", "PARTIAL"],
+  PENDING: ["PAID", "PARTIAL", "REJECTED", "CANCELED"],
   PARTIAL: ["PARTIAL", "PAID"],
   PAID: ["PAID"],
   REJECTED: ["REJECTED"],
+  CANCELED: ["CANCELED"],
 };
 
 export type Payment = {
@@ -75,13 +80,14 @@ export function createRegistry(taxpayers: readonly Taxpayer[]) {
 
   const found = (irn: string): InvoiceRecord => {
     const record = invoices.get(irn);
-    if (!record) throw new MbsError(404, INVOICE_NOT_FOUND, { details: `irn ${irn} is not registered` });
+    if (!record) throw notRegistered(irn);
     return record;
   };
 
   return {
     taxpayers,
     taxpayer: (businessId: string) => taxpayers.find((t) => t.business_id === businessId),
+    entity: (entityId: string) => taxpayers.find((t) => t.entity_id === entityId),
     taxpayerByTin: (tin: string) => taxpayers.find((t) => t.tin === tin),
     invoice: (irn: string) => invoices.get(irn),
     invoices: () => [...invoices.values()],
@@ -180,10 +186,11 @@ export function createRegistry(taxpayers: readonly Taxpayer[]) {
       return { party, created: true };
     },
 
-    vatReport: (vendorTransactionId: string) => vatReports.get(vendorTransactionId),
+    /** A VAT report by its key (`irn:` or `vendor:` and the id): a repeat is answered, not recorded again. */
+    vatReport: (key: string) => vatReports.get(key),
     vatReports: () => [...vatReports.values()],
-    addVatReport(vendorTransactionId: string, report: Record<string, unknown>) {
-      vatReports.set(vendorTransactionId, report);
+    addVatReport(key: string, report: Record<string, unknown>) {
+      vatReports.set(key, report);
     },
   };
 }

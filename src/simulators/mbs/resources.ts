@@ -1,12 +1,20 @@
-// The reference lists (`GET /api/v1/invoice/resources/{list}`): small but real extracts, enough for a
-// client to read the shape and find the codes the example invoices use. The authority's full lists
-// are much longer (249 countries, ~120 currencies); nothing here claims to be complete.
+import { COUNTRIES } from "./countries.ts";
+import { CURRENCIES } from "./currencies.ts";
+import type { ServiceCode } from "./services-codes.ts";
+import { VAT_EXEMPTIONS_EXTRACT } from "./vat-exemptions.ts";
+
+// The reference lists (`GET /api/v1/invoice/resources/{list}`), each answered `{code: 200, data: [...]}`
+// [recorded]. Complete: countries (249), currencies (119), invoice-types (20), and services-codes
+// when loaded from a file (419). Extracts: vat-exemptions, services-codes by default, and the lists
+// no capture shows ([unknown] fields): tax-categories, payment-means, states, lgas, hs-codes,
+// invoice-quantity-codes.
 
 type Row = Record<string, string>;
 
 const pairs = (rows: readonly (readonly [string, string])[], a = "code", b = "value"): Row[] =>
   rows.map(([x, y]) => ({ [a]: x, [b]: y }));
 
+/** [recorded] 20 string codes; MBS's 380/381 are the reverse of the UN/CEFACT list. */
 export const INVOICE_TYPE_CODES = [
   "380",
   "381",
@@ -76,77 +84,66 @@ const LGAS: readonly (readonly [string, string, string])[] = [
   ["NG-RI-PHA", "Port Harcourt", "NG-RI"],
 ];
 
-export const RESOURCES: Readonly<Record<string, readonly object[]>> = {
-  countries: [
-    { alpha_2: "NG", alpha_3: "NGA", name: "Nigeria" },
-    { alpha_2: "GH", alpha_3: "GHA", name: "Ghana" },
-    { alpha_2: "BJ", alpha_3: "BEN", name: "Benin" },
-    { alpha_2: "CM", alpha_3: "CMR", name: "Cameroon" },
-    { alpha_2: "GB", alpha_3: "GBR", name: "United Kingdom" },
-    { alpha_2: "US", alpha_3: "USA", name: "United States of America" },
-    { alpha_2: "CN", alpha_3: "CHN", name: "China" },
-  ],
-  currencies: [
-    { code: "NGN", name: "Nigerian Naira", symbol: "₦", numeric: "566" },
-    { code: "USD", name: "US Dollar", symbol: "$", numeric: "840" },
-    { code: "EUR", name: "Euro", symbol: "€", numeric: "978" },
-    { code: "GBP", name: "Pound Sterling", symbol: "£", numeric: "826" },
-    { code: "GHS", name: "Ghana Cedi", symbol: "GH₵", numeric: "936" },
-    { code: "XOF", name: "CFA Franc BCEAO", symbol: "CFA", numeric: "952" },
-    { code: "CNY", name: "Yuan Renminbi", symbol: "¥", numeric: "156" },
-  ],
-  "invoice-types": INVOICE_TYPE_CODES.map((code, i) => ({ code, value: INVOICE_TYPE_NAMES[i] ?? code })),
-  "payment-means": pairs([
-    ["10", "Cash"],
-    ["20", "Cheque"],
-    ["30", "Credit Transfer"],
-    ["42", "ACH Credit"],
-    ["48", "Bank Card"],
-    ["49", "Direct Debit"],
-    ["97", "Other"],
-  ]),
-  "tax-categories": [
-    { code: "STANDARD_VAT", value: "Standard Value-Added Tax", percent: "7.5" },
-    { code: "REDUCED_VAT", value: "Reduced Value-Added Tax", percent: "7.5" },
-    { code: "ZERO_VAT", value: "Zero-rated Value-Added Tax", percent: "0.0" },
-    { code: "STAMP_DUTY", value: "Stamp Duty", percent: "Not Available" },
-    { code: "WITHHOLDING_TAX", value: "Withholding Tax", percent: "Not Available" },
-    { code: "EXEMPTED", value: "Exempted", percent: "0.0" },
-  ],
-  "vat-exemptions": [
-    {
-      heading_no: "0401",
-      harmonized_system_code: "0401.10",
-      tariff: "Milk",
-      description: "Basic food items",
-    },
-    { heading_no: "3004", harmonized_system_code: "3004.90", tariff: "Medicaments", description: "Medical" },
-    { heading_no: "4901", harmonized_system_code: "4901.99", tariff: "Books", description: "Educational" },
-  ],
-  "services-codes": pairs([
-    ["6201", "Computer programming activities"],
-    ["6920", "Accounting, bookkeeping and auditing activities; tax consultancy"],
-    ["4923", "Freight transport by road"],
-    ["5610", "Restaurants and mobile food service activities"],
-  ]),
-  "hs-codes": pairs(
-    [
-      ["2523.29", "Portland cement, other than white"],
-      ["7214.20", "Bars and rods of iron, with deformations"],
-      ["1006.30", "Rice, semi-milled or wholly milled"],
-      ["8471.30", "Portable automatic data-processing machines"],
-    ],
-    "hscode",
-    "description",
-  ),
-  lgas: LGAS.map(([code, name, state_code]) => ({ code, name, state_code })),
-  states: pairs(STATES, "code", "name"),
-  "invoice-quantity-codes": pairs([
-    ["C62", "One (unit)"],
-    ["KGM", "Kilogram"],
-    ["LTR", "Litre"],
-    ["MTR", "Metre"],
-    ["BG", "Bag"],
-    ["HUR", "Hour"],
-  ]),
-};
+/**
+ * [doc] `LOCAL_SALES_TAX` is the collection's example; [client] integrators use `STANDARD_VAT`,
+ * `ZERO_VAT`, `EXEMPT_VAT`, `REDUCED_VAT`; February 2026 added withholding tax, exempted and stamp
+ * duty. Every one of them is accepted: the authority's own example is not refused [unknown].
+ */
+const TAX_CATEGORIES = [
+  { code: "STANDARD_VAT", value: "Standard Value-Added Tax", percent: "7.5" },
+  { code: "REDUCED_VAT", value: "Reduced Value-Added Tax", percent: "7.5" },
+  { code: "ZERO_VAT", value: "Zero-rated Value-Added Tax", percent: "0.0" },
+  { code: "EXEMPT_VAT", value: "Exempt Value-Added Tax", percent: "0.0" },
+  { code: "LOCAL_SALES_TAX", value: "Local Sales Tax", percent: "Not Available" },
+  { code: "STAMP_DUTY", value: "Stamp Duty", percent: "Not Available" },
+  { code: "WITHHOLDING_TAX", value: "Withholding Tax", percent: "Not Available" },
+  { code: "EXEMPTED", value: "Exempted", percent: "0.0" },
+];
+
+/** [client] A tax subtotal's `tax_category.id` must be one of these. */
+export const TAX_CATEGORY_CODES: ReadonlySet<string> = new Set(TAX_CATEGORIES.map((c) => c.code));
+
+/** The lists of one simulator: all fixed but services-codes, which may come from a file. */
+export function createResources(
+  serviceCodes: readonly ServiceCode[],
+): Readonly<Record<string, readonly object[]>> {
+  return {
+    countries: COUNTRIES,
+    currencies: CURRENCIES,
+    "invoice-types": INVOICE_TYPE_CODES.map((code, i) => ({ code, value: INVOICE_TYPE_NAMES[i] ?? code })),
+    "payment-means": pairs([
+      ["10", "Cash"],
+      ["20", "Cheque"],
+      ["30", "Credit Transfer"],
+      ["42", "ACH Credit"],
+      ["48", "Bank Card"],
+      ["49", "Direct Debit"],
+      ["97", "Other"],
+    ]),
+    "tax-categories": TAX_CATEGORIES,
+    "vat-exemptions": VAT_EXEMPTIONS_EXTRACT,
+    "services-codes": serviceCodes,
+    "hs-codes": pairs(
+      [
+        ["2523.29", "Portland cement, other than white"],
+        ["7214.20", "Bars and rods of iron, with deformations"],
+        ["1006.30", "Rice, semi-milled or wholly milled"],
+        ["8471.30", "Portable automatic data-processing machines"],
+      ],
+      "hscode",
+      "description",
+    ),
+    lgas: LGAS.map(([code, name, state_code]) => ({ code, name, state_code })),
+    states: pairs(STATES, "code", "name"),
+    "invoice-quantity-codes": pairs([
+      ["C62", "One (unit)"],
+      ["H87", "Piece"],
+      ["EA", "Each"],
+      ["KGM", "Kilogram"],
+      ["LTR", "Litre"],
+      ["MTR", "Metre"],
+      ["BG", "Bag"],
+      ["HUR", "Hour"],
+    ]),
+  };
+}

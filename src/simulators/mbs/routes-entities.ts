@@ -1,27 +1,32 @@
-import { irnTemplate } from "./documents.ts";
+import { object, TEXTS, text } from "./checks.ts";
 import type { Endpoint, SimContext } from "./endpoint.ts";
 import {
   BUSINESS_NOT_FOUND,
   ENTITY_NOT_FOUND,
+  HANDLERS,
   INVALID_LOGIN,
   invalid,
+  LOGGED_IN,
   MbsError,
   ok,
   RESOURCE_NOT_FOUND,
   TIN_NOT_FOUND,
 } from "./envelopes.ts";
+import { uuidProblem } from "./irn.ts";
 import { isObject, pageOf, queryText } from "./paging.ts";
+import { checkAddress, checkContact } from "./parties.ts";
 import type { Party } from "./registry.ts";
-import { RESOURCES } from "./resources.ts";
 import type { Taxpayer } from "./taxpayers.ts";
 
 /**
- * A taxpayer as an entity with its one business. The entity id is the business id: the spec lets them
- * differ, but one id per taxpayer keeps the printed line enough to find both.
+ * A taxpayer as an entity with its one business. [recorded] The entity id differs from the business
+ * id; [client] the answer carries a `businesses` list with these fields, and the authority says an
+ * entity holds one business: a one-element list. The values of `sector`, `support_peppol`,
+ * `is_realtime_reporting` and `notification_channels` are the simulator's [unknown].
  */
 function entityOf(t: Taxpayer) {
   return {
-    id: t.business_id,
+    id: t.entity_id,
     reference: t.tin,
     name: t.name,
     tin: t.tin,
@@ -30,19 +35,21 @@ function entityOf(t: Taxpayer) {
     businesses: [
       {
         id: t.business_id,
+        reference: t.tin,
         name: t.name,
         tin: t.tin,
-        reference: t.tin,
-        service_id: t.service_id,
-        irn_template: irnTemplate(t.service_id),
+        sector: t.sector,
+        irn_template: t.irn_template,
         support_peppol: false,
         is_realtime_reporting: false,
         notification_channels: ["EMAIL"],
+        is_active: true,
       },
     ],
   };
 }
 
+/** [doc] Entities searched with paging and `reference` (the TIN). */
 function searchEntities(ctx: SimContext, query: Record<string, unknown>) {
   const reference = queryText(query, "reference");
   const entities = ctx.registry.taxpayers
@@ -51,58 +58,58 @@ function searchEntities(ctx: SimContext, query: Record<string, unknown>) {
   return ok(pageOf(entities, query, ["created_at", "name", "reference"]));
 }
 
-const optionalText = (body: Record<string, unknown>, name: string): string | null => {
-  const value = body[name];
-  if (value === undefined || value === null) return null;
-  if (typeof value !== "string") throw invalid(`partyrequest.${name.replaceAll("_", "")} must be a string`);
-  return value;
-};
-
-/** `POST /invoice/party`: 201 when created, 200 with the party already held for that business and TIN. */
+/**
+ * [doc] `POST /invoice/party`: `{business_id, party_name, tin, email, telephone?,
+ * business_description?, postal_address? or postal_address_id?}`, checked like a document's party
+ * (first problem only). A repeat for the same business and TIN answers the party already held.
+ */
 function createParty(ctx: SimContext, body: unknown) {
-  if (!isObject(body)) throw invalid("partyrequest must be a JSON object");
-  const problems = ["business_id", "party_name", "tin", "email"]
-    .filter((name) => typeof body[name] !== "string" || body[name] === "")
-    .map((name) => `partyrequest.${name.replaceAll("_", "")} is required`);
-  if (problems.length > 0) throw invalid(problems.join("; "));
-  const businessId = body.business_id as string;
-  if (!ctx.registry.taxpayer(businessId)) throw invalid("partyrequest.businessid is invalid");
-  if (body.postal_address !== undefined && !isObject(body.postal_address)) {
-    throw invalid("partyrequest.postaladdress must be an object");
+  if (!isObject(body)) throw invalid(TEXTS.type("partyrequest", "a JSON object"));
+  const businessId = text(body, "business_id", "partyrequest.businessid", true) as string;
+  const problem = uuidProblem(businessId);
+  if (problem) throw invalid(problem);
+  const partyName = text(body, "party_name", "partyrequest.partyname", true) as string;
+  checkContact(body, "partyrequest", ctx.rules());
+  const addressId = text(body, "postal_address_id", "partyrequest.postaladdressid", false);
+  const address = object(body, "postal_address", "partyrequest.postaladdress", false);
+  if (address) checkAddress(address, "partyrequest.postaladdress");
+  if (!ctx.registry.taxpayer(businessId)) {
+    throw invalid("partyrequest.businessid must be a valid business, refer to the entity apis");
   }
   const input: Omit<Party, "id" | "created_at"> = {
     business_id: businessId,
-    party_name: body.party_name as string,
+    party_name: partyName,
     tin: body.tin as string,
     email: body.email as string,
-    telephone: optionalText(body, "telephone"),
-    business_description: optionalText(body, "business_description"),
-    postal_address: body.postal_address ?? null,
-    postal_address_id: optionalText(body, "postal_address_id"),
+    telephone: (body.telephone as string | undefined) ?? null,
+    business_description: (body.business_description as string | undefined) ?? null,
+    postal_address: address ?? null,
+    postal_address_id: addressId ?? null,
   };
-  const { party, created } = ctx.registry.addParty(input);
-  return ok(party, created ? 201 : 200);
+  return ok(ctx.registry.addParty(input).party);
 }
 
+/** [doc] A business's parties, with the paging query and `party_name` (and `reference`, the TIN). */
 function searchParties(ctx: SimContext, businessId: string, query: Record<string, unknown>) {
   if (!ctx.registry.taxpayer(businessId)) throw new MbsError(404, BUSINESS_NOT_FOUND);
   const reference = queryText(query, "reference");
+  const name = queryText(query, "party_name")?.toLowerCase();
   const parties = ctx.registry
     .parties()
-    .filter((p) => p.business_id === businessId && (!reference || p.tin === reference));
+    .filter((p) => p.business_id === businessId && (!reference || p.tin === reference))
+    .filter((p) => !name || p.party_name.toLowerCase().includes(name));
   return ok(pageOf(parties, query, ["created_at", "party_name", "tin"]));
 }
 
+/** [doc] `verify-tin`: the TIN's details in the `{code, data}` envelope (the fields are the collection's). */
 function verifyTin(ctx: SimContext, body: unknown) {
-  if (!isObject(body) || typeof body.tin !== "string" || body.tin === "") {
-    throw invalid("verifytinrequest.tin is required");
-  }
-  const t = ctx.registry.taxpayerByTin(body.tin);
-  if (!t) throw new MbsError(404, TIN_NOT_FOUND, { details: `tin ${body.tin}` });
+  const tin = text(isObject(body) ? body : {}, "tin", "verifytinrequest.tin", true) as string;
+  const t = ctx.registry.taxpayerByTin(tin);
+  if (!t) throw new MbsError(404, TIN_NOT_FOUND, { details: `tin ${tin}` });
   return ok({
     address: "1 Marina Road, Lagos Island, Lagos",
     email: t.email,
-    id: t.business_id,
+    id: t.entity_id,
     jtb_tin: t.tin,
     message: "TIN is valid",
     name: t.name,
@@ -114,88 +121,99 @@ function verifyTin(ctx: SimContext, body: unknown) {
   });
 }
 
-/** Sign-in of a taxpayer (see taxpayerLogin for the email and password each one has). */
+/** A timestamp with an offset, as the log-in answer's sample `received_at` is [doc]. */
+const withOffset = (at: Date) => at.toISOString().replace("Z", "+00:00");
+
+/**
+ * [doc] The taxpayer's log-in: `{entity_id, id, message: "User logged in", received_at, status:
+ * "200 OK"}`. Each taxpayer signs in with taxpayerLogin()'s email and password.
+ */
 function authenticate(ctx: SimContext, body: unknown) {
-  if (!isObject(body) || typeof body.email !== "string" || typeof body.password !== "string") {
-    throw invalid("authenticaterequest.email and authenticaterequest.password are required");
-  }
-  const t = ctx.registry.taxpayers.find((x) => x.email === body.email && x.password === body.password);
+  const fields = isObject(body) ? body : {};
+  const email = text(fields, "email", "authenticaterequest.email", true);
+  const password = text(fields, "password", "authenticaterequest.password", true);
+  const t = ctx.registry.taxpayers.find((x) => x.email === email && x.password === password);
   if (!t) throw new MbsError(400, INVALID_LOGIN);
-  return ok({ entity_id: t.business_id, business_id: t.business_id, name: t.name, tin: t.tin });
+  return ok({
+    entity_id: t.entity_id,
+    id: t.user_id,
+    message: LOGGED_IN.message,
+    received_at: withOffset(new Date()),
+    status: LOGGED_IN.status,
+  });
 }
 
 /** Health, entities, crypto keys, parties, utilities and the resource lists. */
 export function entityEndpoints(ctx: SimContext): Endpoint[] {
   const { registry } = ctx;
-  const taxpayer = (id: string, message: string) => {
-    const found = registry.taxpayer(id);
-    if (!found) throw new MbsError(404, message);
-    return found;
-  };
+  const entity = HANDLERS.entity;
+  const invoice = HANDLERS.invoice;
   return [
+    // [recorded] 200 `{"healthy": true}`, no envelope, no credentials.
     {
       method: "GET",
       url: "/api",
-      handler: "health",
+      handler: invoice,
       open: true,
       handle: () => ({ status: 200, body: { healthy: true } }),
     },
+    { method: "GET", url: "/api/v1/entity", handler: entity, handle: (r) => searchEntities(ctx, r.query) },
     {
-      method: "GET",
-      url: "/api/v1/entity",
-      handler: "search_entities",
-      handle: (r) => searchEntities(ctx, r.query),
-    },
-    {
+      // [recorded] by entity id only: a business id is not an entity id.
       method: "GET",
       url: "/api/v1/entity/:entity_id",
-      handler: "get_entity",
-      handle: (r) => ok(entityOf(taxpayer(r.params.entity_id ?? "", ENTITY_NOT_FOUND))),
+      handler: entity,
+      handle: (r) => {
+        const t = registry.entity(r.params.entity_id ?? "");
+        if (!t) throw new MbsError(404, ENTITY_NOT_FOUND);
+        return ok(entityOf(t));
+      },
     },
     {
-      // The spec names no path for the crypto keys (only their content): this one is the simulator's.
+      // [doc] the content `{public_key, certificate}`; the path is the simulator's [unknown].
       method: "GET",
       url: "/api/v1/invoice/crypto_keys/:business_id",
-      handler: "crypto_keys",
+      handler: invoice,
       handle: (r) => {
-        const t = taxpayer(r.params.business_id ?? "", BUSINESS_NOT_FOUND);
+        const t = registry.taxpayer(r.params.business_id ?? "");
+        if (!t) throw new MbsError(404, BUSINESS_NOT_FOUND);
         return ok({ public_key: Buffer.from(t.publicKeyPem).toString("base64"), certificate: t.certificate });
       },
     },
     {
       method: "POST",
       url: "/api/v1/invoice/party",
-      handler: "create_party",
+      handler: invoice,
       handle: (r) => createParty(ctx, r.body),
     },
     {
       method: "GET",
       url: "/api/v1/invoice/party/:business_id",
-      handler: "search_parties",
+      handler: invoice,
       handle: (r) => searchParties(ctx, r.params.business_id ?? "", r.query),
     },
     {
       method: "POST",
       url: "/api/v1/utilities/verify-tin/",
-      handler: "verify_tin",
+      handler: entity,
       handle: (r) => verifyTin(ctx, r.body),
     },
     {
       method: "POST",
       url: "/api/v1/utilities/authenticate",
-      handler: "authenticate",
+      handler: entity,
       handle: (r) => authenticate(ctx, r.body),
     },
     {
+      // [recorded] `{"code": 200, "data": [...]}`, without credentials.
       method: "GET",
       url: "/api/v1/invoice/resources/:list",
-      handler: "resources",
+      handler: invoice,
       open: true,
       handle: (r) => {
         const name = r.params.list ?? "";
-        const list = Object.hasOwn(RESOURCES, name) ? RESOURCES[name] : undefined;
-        if (!list)
-          throw new MbsError(404, RESOURCE_NOT_FOUND, { details: `no resource list ${r.params.list}` });
+        const list = Object.hasOwn(ctx.resources, name) ? ctx.resources[name] : undefined;
+        if (!list) throw new MbsError(404, RESOURCE_NOT_FOUND, { details: `no resource list ${name}` });
         return ok(list);
       },
     },

@@ -1,40 +1,38 @@
-import { checkDocument, invoiceNumberOf, irnProblems, isRealDate, REJECT_PREFIX } from "./documents.ts";
+import { createCipheriv, createHash, randomBytes } from "node:crypto";
+import { TEXTS, text } from "./checks.ts";
+import { checkDocument, REJECT_PREFIX } from "./documents.ts";
 import type { Endpoint, SimContext } from "./endpoint.ts";
-import { BUSINESS_NOT_FOUND, duplicateIrn, invalid, MbsError, ok, SIGN_ANSWER } from "./envelopes.ts";
+import { BUSINESS_NOT_FOUND, HANDLERS, invalid, MbsError, notRegistered, ok, tryLater } from "./envelopes.ts";
 import { SIGN_PREFIXES } from "./faults.ts";
+import { IRN_REFUSED, invoiceNumberOf, irnFits, isRealDate, uuidProblem } from "./irn.ts";
 import { isObject, pageOf, queryText } from "./paging.ts";
 import { type InvoiceRecord, PAYMENT_STATUSES, type PaymentStatus, type PaymentUpdate } from "./registry.ts";
 
-/** `irn/validate`: the IRN against the business's template, its number equal to `invoice_reference`. */
+/**
+ * [doc] `irn/validate`: the IRN against the business's template; [client] a mismatch is the one
+ * template refusal. `invoice_reference` is [doc] the invoice-number part, but no refusal of a
+ * different one is recorded, and integrators send the number as typed (`INV-000071` for an IRN
+ * `INV000071-…`): it is required, not compared. The request's own field texts (`irnrequest.…`) are
+ * the simulator's [unknown].
+ */
 function validateIrn(ctx: SimContext, body: unknown) {
-  if (!isObject(body)) throw invalid("irnrequest must be a JSON object");
-  const problems: string[] = [];
-  const text = (name: string) => {
-    const value = body[name];
-    if (typeof value === "string" && value !== "") return value;
-    problems.push(`irnrequest.${name.replaceAll("_", "")} is required`);
-    return undefined;
-  };
-  const businessId = text("business_id");
-  const reference = text("invoice_reference");
-  const irn = text("irn");
-  const taxpayer = businessId === undefined ? undefined : ctx.registry.taxpayer(businessId);
-  if (businessId !== undefined && !taxpayer) problems.push("irnrequest.businessid is invalid");
-  if (irn !== undefined && taxpayer) {
-    const { parts, problems: found } = irnProblems(irn, taxpayer.service_id, "irnrequest.irn");
-    problems.push(...found);
-    if (parts && reference !== undefined && parts.invoiceNumber !== reference) {
-      problems.push("irnrequest.irn does not carry the invoice reference as its invoice number");
-    }
-  }
-  if (problems.length > 0) throw invalid(problems.join("; "));
-  return ok({ irn, valid: true });
+  if (!isObject(body)) throw invalid(TEXTS.type("irnrequest", "a JSON object"));
+  const businessId = text(body, "business_id", "irnrequest.businessid", true) as string;
+  const problem = uuidProblem(businessId);
+  if (problem) throw invalid(problem);
+  text(body, "invoice_reference", "irnrequest.invoicereference", true);
+  const irn = text(body, "irn", "irnrequest.irn", true) as string;
+  const taxpayer = ctx.registry.taxpayer(businessId);
+  if (!taxpayer) throw invalid("irnrequest.businessid must be a valid business, refer to the entity apis");
+  // No issue date here: the date part is checked as a date only.
+  if (!irnFits(irn, taxpayer.service_id, { sameDate: false })) throw invalid(IRN_REFUSED);
+  return ok({ ok: true, irn });
 }
 
 /** The document checks; a failure caused by a REJECT invoice number counts as that fault. */
 function checked(ctx: SimContext, body: unknown) {
   try {
-    return checkDocument(body, ctx.registry);
+    return checkDocument(body, { registry: ctx.registry, rules: ctx.rules() });
   } catch (err) {
     const irn = isObject(body) && typeof body.irn === "string" ? body.irn : "";
     if (invoiceNumberOf(irn).startsWith(REJECT_PREFIX)) ctx.faults.count("reject");
@@ -42,16 +40,79 @@ function checked(ctx: SimContext, body: unknown) {
   }
 }
 
-function sign(ctx: SimContext, body: unknown) {
-  const { taxpayer, irn, document } = checked(ctx, body);
-  if (!ctx.registry.register(irn, taxpayer.business_id, document)) throw duplicateIrn(irn);
-  return ok({ irn, status: SIGN_ANSWER.status }, SIGN_ANSWER.code, SIGN_ANSWER.message);
+/** [doc] `validate` registers nothing; [client] the `duplicate_at_validate` rule answers a held IRN as sign does. */
+function validate(ctx: SimContext, body: unknown) {
+  const { irn } = checked(ctx, body);
+  if (ctx.rules().duplicate_at_validate && ctx.registry.invoice(irn)) throw tryLater();
+  return ok({ ok: true, irn });
 }
 
-/** `confirm/{IRN}`: whether an earlier sign landed, and where the invoice stands since. */
-function confirmation(record: InvoiceRecord) {
-  const { irn, business_id, entry_status, payment_status, transmitted, acknowledged, signed_at } = record;
-  return { irn, business_id, entry_status, payment_status, transmitted, acknowledged, signed_at };
+/**
+ * [client] `sign` succeeds with 200; its `data` is [unknown]: `{ok: true, irn, status: "SIGNED"}` here
+ * (integrators read `data.ok` from validate, sign and update [client]). A repeated IRN is the 400 with
+ * "try again later" in `details`, counted in refusedSigns().
+ */
+function sign(ctx: SimContext, body: unknown) {
+  const { taxpayer, irn, document } = checked(ctx, body);
+  if (!ctx.registry.register(irn, taxpayer.business_id, document)) throw tryLater();
+  return ok({ ok: true, irn, status: "SIGNED" });
+}
+
+/** A document's text field, or null. */
+const textOf = (doc: Record<string, unknown>, name: string) =>
+  typeof doc[name] === "string" ? (doc[name] as string) : null;
+
+/**
+ * [client] `confirm/{IRN}`: whether a sign landed, with `transmitted` and `delivered` (the receiver
+ * acknowledged it) flags; integrators also read `issue_date`, `due_date`, `sync_date` (here: when it
+ * was registered) and `payment_status`. The rest, and the status for an IRN not registered (a
+ * rule), are [unknown].
+ */
+function confirm(ctx: SimContext, irn: string) {
+  const record = ctx.registry.invoice(irn);
+  if (!record) throw notRegistered(irn, ctx.rules().confirm_unregistered);
+  const { business_id, entry_status, payment_status, transmitted, signed_at, document } = record;
+  return ok({
+    irn,
+    business_id,
+    issue_date: textOf(document, "issue_date"),
+    due_date: textOf(document, "due_date"),
+    sync_date: signed_at,
+    entry_status,
+    payment_status,
+    transmitted,
+    delivered: record.acknowledged,
+    signed_at,
+    transmitted_at: record.transmitted_at,
+    delivered_at: record.acknowledged_at,
+  });
+}
+
+/**
+ * [doc] `download/{IRN}`: the registered invoice; its shape is [unknown]. [client] Two integrators
+ * read `data.iv_hex`, `data.pub` and `data.data`, an AES-256-CFB encryption of the invoice: the
+ * simulator gives them (`pub` the taxpayer's public key as `crypto_keys` serves it, `data` base64 of
+ * the document encrypted with the SHA-256 of the taxpayer's certificate: its own choice of key), and
+ * beside them the IRN, business, signing time and the document exactly as signed, in the clear.
+ */
+function download(ctx: SimContext, irn: string) {
+  const { business_id, signed_at, document } = ctx.registry.found(irn);
+  const taxpayer = ctx.registry.taxpayer(business_id);
+  const key = createHash("sha256")
+    .update(Buffer.from(taxpayer?.certificate ?? "", "base64"))
+    .digest();
+  const iv = randomBytes(16);
+  const cipher = createCipheriv("aes-256-cfb", key, iv);
+  const sealed = Buffer.concat([cipher.update(JSON.stringify(document), "utf8"), cipher.final()]);
+  return ok({
+    irn,
+    business_id,
+    signed_at,
+    document,
+    iv_hex: iv.toString("hex"),
+    pub: Buffer.from(taxpayer?.publicKeyPem ?? "").toString("base64"),
+    data: sealed.toString("base64"),
+  });
 }
 
 const FILTERS = [
@@ -67,7 +128,7 @@ const FILTERS = [
 
 function summary(record: InvoiceRecord) {
   const doc = record.document;
-  const text = (name: string) => (typeof doc[name] === "string" ? (doc[name] as string) : null);
+  const text = (name: string) => textOf(doc, name);
   return {
     irn: record.irn,
     business_id: record.business_id,
@@ -78,10 +139,13 @@ function summary(record: InvoiceRecord) {
     tax_currency_code: text("tax_currency_code"),
     payment_status: record.payment_status,
     entry_status: record.entry_status,
+    // [client] integrators read `sync_date` from a search's items.
+    sync_date: record.signed_at,
     created_at: record.signed_at,
   };
 }
 
+/** [doc] A business's invoices, with the collection's filters and paging. */
 function search(ctx: SimContext, businessId: string, query: Record<string, unknown>) {
   if (!ctx.registry.taxpayer(businessId)) throw new MbsError(404, BUSINESS_NOT_FOUND);
   const wanted = FILTERS.flatMap((name) => {
@@ -100,22 +164,25 @@ function search(ctx: SimContext, businessId: string, query: Record<string, unkno
 
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:\d{2})$/;
 
-/** `update/{IRN}`'s body; PARTIAL (April 2026) needs the amount paid and when. */
-function paymentUpdateOf(body: unknown): PaymentUpdate {
-  if (!isObject(body)) throw invalid("updaterequest must be a JSON object");
-  const status = body.payment_status;
-  if (status === undefined || status === "") throw invalid("updaterequest.paymentstatus is required");
-  if (typeof status !== "string" || !(PAYMENT_STATUSES as readonly string[]).includes(status)) {
-    throw invalid(`updaterequest.paymentstatus must be one of ${PAYMENT_STATUSES.join(", ")}`);
-  }
+/**
+ * `update/{IRN}`'s body [doc]; [client] PARTIAL (April 2026) needs the amount paid and when. The
+ * request's field texts (`updaterequest.…`) are the simulator's [unknown].
+ */
+function paymentUpdateOf(body: unknown, canceled: boolean): PaymentUpdate {
+  if (!isObject(body)) throw invalid(TEXTS.type("updaterequest", "a JSON object"));
+  const allowed = PAYMENT_STATUSES.filter((s) => canceled || s !== "CANCELED");
+  const status = text(body, "payment_status", "updaterequest.paymentstatus", true) as string;
+  if (!(allowed as string[]).includes(status))
+    throw invalid(TEXTS.oneOf("updaterequest.paymentstatus", allowed));
   const { reference, amount, payment_update_date: date } = body;
-  if (reference !== undefined && typeof reference !== "string")
-    throw invalid("updaterequest.reference is invalid");
+  if (reference !== undefined && typeof reference !== "string") {
+    throw invalid(TEXTS.type("updaterequest.reference", "a string"));
+  }
   if (amount !== undefined && !(typeof amount === "number" && Number.isFinite(amount) && amount > 0)) {
     throw invalid("updaterequest.amount must be a number above 0");
   }
   if (date !== undefined && !(typeof date === "string" && (isRealDate(date) || TIMESTAMP.test(date)))) {
-    throw invalid("updaterequest.paymentupdatedate must be a date (YYYY-MM-DD) or a timestamp");
+    throw invalid("updaterequest.paymentupdatedate must be a valid date value yyyy-mm-dd (e.g: 2024-04-29)");
   }
   if (status === "PARTIAL" && amount === undefined)
     throw invalid("updaterequest.amount is required for PARTIAL");
@@ -130,61 +197,55 @@ function paymentUpdateOf(body: unknown): PaymentUpdate {
   };
 }
 
+/** [client] Only signed invoices can be updated: an IRN not registered is the 404 of every lookup. */
 function update(ctx: SimContext, irn: string, body: unknown) {
   ctx.registry.found(irn);
-  const record = ctx.registry.updatePayment(irn, paymentUpdateOf(body));
-  return ok({ irn, payment_status: record.payment_status, payments: record.payments });
+  const record = ctx.registry.updatePayment(irn, paymentUpdateOf(body, ctx.rules().canceled));
+  return ok({ ok: true, irn, payment_status: record.payment_status, payments: record.payments });
 }
 
 /** The invoice endpoints: IRN check, validate, sign, confirm, download, search, payment update. */
 export function invoiceEndpoints(ctx: SimContext): Endpoint[] {
-  const { registry } = ctx;
+  const handler = HANDLERS.invoice;
   return [
-    {
-      method: "POST",
-      url: "/api/v1/invoice/irn/validate",
-      handler: "validate_irn",
-      handle: (r) => validateIrn(ctx, r.body),
-    },
+    { method: "POST", url: "/api/v1/invoice/irn/validate", handler, handle: (r) => validateIrn(ctx, r.body) },
     {
       method: "POST",
       url: "/api/v1/invoice/validate",
-      handler: "validate_invoice",
-      handle: (r) => ok({ irn: checked(ctx, r.body).irn, valid: true }),
+      handler,
+      extra: ["try_later"],
+      handle: (r) => validate(ctx, r.body),
     },
     {
       method: "POST",
       url: "/api/v1/invoice/sign",
-      handler: "sign_invoice",
-      extra: ["duplicate"],
+      handler,
+      extra: ["try_later", "duplicate"],
       prefixes: SIGN_PREFIXES,
       handle: (r) => sign(ctx, r.body),
     },
     {
       method: "GET",
       url: "/api/v1/invoice/confirm/:irn",
-      handler: "confirm_invoice",
-      handle: (r) => ok(confirmation(registry.found(r.params.irn ?? ""))),
+      handler,
+      handle: (r) => confirm(ctx, r.params.irn ?? ""),
     },
     {
       method: "GET",
       url: "/api/v1/invoice/download/:irn",
-      handler: "download_invoice",
-      handle: (r) => {
-        const { irn, business_id, signed_at, document } = registry.found(r.params.irn ?? "");
-        return ok({ irn, business_id, signed_at, document });
-      },
+      handler,
+      handle: (r) => download(ctx, r.params.irn ?? ""),
     },
     {
       method: "GET",
       url: "/api/v1/invoice/:business_id",
-      handler: "search_invoices",
+      handler,
       handle: (r) => search(ctx, r.params.business_id ?? "", r.query),
     },
     {
       method: "PATCH",
       url: "/api/v1/invoice/update/:irn",
-      handler: "update_invoice",
+      handler,
       handle: (r) => update(ctx, r.params.irn ?? "", r.body),
     },
   ];

@@ -1,10 +1,12 @@
+import { TEXTS } from "./checks.ts";
 import type { Endpoint, SimContext } from "./endpoint.ts";
-import { invalid, MbsError, ok, PARTY_NOT_FOUND } from "./envelopes.ts";
+import { HANDLERS, invalid, MbsError, ok, PARTY_NOT_FOUND } from "./envelopes.ts";
 import { TRANSMIT_PREFIXES } from "./faults.ts";
-import { isObject } from "./paging.ts";
+import { isRealDate } from "./irn.ts";
+import { isObject, type Query, queryText } from "./paging.ts";
 import type { InvoiceRecord, Party, Registry } from "./registry.ts";
 
-/** Where an invoice's delivery stands (`transmit/lookup/…`). */
+/** Where an invoice's delivery stands (`transmit/lookup/…`); the shape is the simulator's [unknown]. */
 function transmission(record: InvoiceRecord, registry: Registry) {
   return {
     irn: record.irn,
@@ -12,8 +14,8 @@ function transmission(record: InvoiceRecord, registry: Registry) {
     status: record.entry_status,
     transmitted: record.transmitted,
     transmitted_at: record.transmitted_at,
-    acknowledged: record.acknowledged,
-    acknowledged_at: record.acknowledged_at,
+    delivered: record.acknowledged,
+    delivered_at: record.acknowledged_at,
     supplier_tin: tinOf(record.document.accounting_supplier_party, registry),
     customer_tin: tinOf(record.document.accounting_customer_party, registry),
   };
@@ -38,19 +40,50 @@ function involves(record: InvoiceRecord, party: Party, registry: Registry): bool
   );
 }
 
-/** The invoices delivered to a receiver and not yet acknowledged by it: those this APP should pull. */
-function waiting(registry: Registry) {
+/** A `from`/`to` query date, YYYY-MM-DD. */
+function dateQuery(query: Query, name: string): string | undefined {
+  const value = queryText(query, name);
+  if (value !== undefined && !isRealDate(value)) throw invalid(TEXTS.date(name));
+  return value;
+}
+
+/**
+ * [doc] `pull`: the invoices transmitted to this APP's taxpayers (as buyers), with `confirmed`
+ * (true/false) and `from`/`to` dates. Reading `confirmed` as "the receipt was acknowledged" is the
+ * simulator's [unknown]: `true` lists those acknowledged, `false` those waiting, none given the
+ * waiting ones; `from`/`to` bound the transmission date, both days included.
+ */
+function pull(registry: Registry, query: Query) {
+  const confirmed = queryText(query, "confirmed");
+  if (confirmed !== undefined && confirmed !== "true" && confirmed !== "false") {
+    throw invalid("confirmed must be true or false");
+  }
+  const from = dateQuery(query, "from");
+  const to = dateQuery(query, "to");
   const ours = new Set(registry.taxpayers.map((t) => t.tin));
+  const acknowledged = confirmed === "true";
   return registry
     .invoices()
-    .filter((r) => r.transmitted && !r.acknowledged)
+    .filter((r) => r.transmitted && r.acknowledged === acknowledged)
     .filter((r) => ours.has(tinOf(r.document.accounting_customer_party, registry) ?? ""))
+    .filter((r) => {
+      const day = (r.transmitted_at ?? "").slice(0, 10);
+      return (!from || day >= from) && (!to || day <= to);
+    })
     .map((r) => ({ ...transmission(r, registry), document: r.document }));
 }
 
+/**
+ * The receiver's acknowledgement: [doc] the Swagger example sends no body, [client] a 2026 integrator
+ * sends `{"message": "ACKNOWLEDGED"}`: both are taken; another message is refused.
+ */
 function acknowledge(ctx: SimContext, irn: string, body: unknown) {
-  if (!isObject(body) || body.message === undefined) throw invalid("transmitrequest.message is required");
-  if (body.message !== "ACKNOWLEDGED") throw invalid("transmitrequest.message must be ACKNOWLEDGED");
+  if (body !== undefined && body !== null) {
+    if (!isObject(body)) throw invalid(TEXTS.type("transmitrequest", "a JSON object"));
+    if (body.message !== undefined && body.message !== "ACKNOWLEDGED") {
+      throw invalid(TEXTS.oneOf("transmitrequest.message", ["ACKNOWLEDGED"]));
+    }
+  }
   const record = ctx.registry.acknowledge(irn);
   return ok({ irn, status: record.entry_status, acknowledged_at: record.acknowledged_at });
 }
@@ -58,6 +91,7 @@ function acknowledge(ctx: SimContext, irn: string, body: unknown) {
 /** Delivery to the buyer's APP and its lookups; the receiver's side (pull, acknowledge). */
 export function transmitEndpoints(ctx: SimContext): Endpoint[] {
   const { registry } = ctx;
+  const handler = HANDLERS.invoice;
   const exchanged = (match: (r: InvoiceRecord) => boolean) =>
     registry
       .invoices()
@@ -65,33 +99,39 @@ export function transmitEndpoints(ctx: SimContext): Endpoint[] {
       .map((r) => transmission(r, registry));
   return [
     {
+      // [doc] POSTed with an empty body. [client] An APP's transmit answer carries `data.ok`; the rest is
+      // [unknown]. A repeat finds the invoice delivered and answers the same: a retried transmit is harmless.
       method: "POST",
       url: "/api/v1/invoice/transmit/:irn",
-      handler: "transmit_invoice",
-      extra: ["not_enabled", "partial"],
+      handler,
+      extra: ["not_enabled", "partial", "no_webhook"],
       prefixes: TRANSMIT_PREFIXES,
-      // A repeat finds the invoice delivered and answers the same: a retried transmit is harmless.
       handle: (r) => {
         const record = registry.transmit(r.params.irn ?? "");
-        return ok({ irn: record.irn, status: "TRANSMITTED", transmitted_at: record.transmitted_at });
+        return ok({
+          ok: true,
+          irn: record.irn,
+          status: "TRANSMITTED",
+          transmitted_at: record.transmitted_at,
+        });
       },
     },
     {
       method: "PATCH",
       url: "/api/v1/invoice/transmit/:irn",
-      handler: "acknowledge_invoice",
+      handler,
       handle: (r) => acknowledge(ctx, r.params.irn ?? "", r.body),
     },
     {
       method: "GET",
       url: "/api/v1/invoice/transmit/lookup/:irn",
-      handler: "lookup_transmission",
+      handler,
       handle: (r) => ok(transmission(registry.found(r.params.irn ?? ""), registry)),
     },
     {
       method: "GET",
       url: "/api/v1/invoice/transmit/lookup/tin/:tin",
-      handler: "lookup_transmission_tin",
+      handler,
       handle: (r) => {
         const tin = r.params.tin ?? "";
         return ok(exchanged((t) => partiesOf(t).some((p) => tinOf(p, registry) === tin)));
@@ -100,7 +140,7 @@ export function transmitEndpoints(ctx: SimContext): Endpoint[] {
     {
       method: "GET",
       url: "/api/v1/invoice/transmit/lookup/party/:party_id",
-      handler: "lookup_transmission_party",
+      handler,
       handle: (r) => {
         const party = registry.party(r.params.party_id ?? "");
         if (!party) throw new MbsError(404, PARTY_NOT_FOUND);
@@ -110,13 +150,14 @@ export function transmitEndpoints(ctx: SimContext): Endpoint[] {
     {
       method: "GET",
       url: "/api/v1/invoice/transmit/pull",
-      handler: "pull",
-      handle: () => ok(waiting(registry)),
+      handler,
+      handle: (r) => ok(pull(registry, r.query)),
     },
     {
+      // [doc] the APP's receiving set-up; the answer's fields are the simulator's [unknown].
       method: "GET",
       url: "/api/v1/invoice/transmit/self-health-check",
-      handler: "self_health_check",
+      handler,
       handle: () => ok({ healthy: true, receiving: "ENABLED", taxpayers: registry.taxpayers.length }),
     },
   ];

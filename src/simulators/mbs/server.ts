@@ -11,25 +11,30 @@ import {
   type Answer,
   BODY_TOO_LARGE,
   badCredential,
-  duplicateIrn,
   errorBody,
+  handlerOf,
   invalid,
   MbsError,
   noRoute,
   SERVER_ERRORS,
+  tryLater,
 } from "./envelopes.ts";
 import { createFaultPlanner, type Decision, type FaultPlanner, parseFaults } from "./faults.ts";
 import { decideFault, refusalOf } from "./injection.ts";
 import type { Query } from "./paging.ts";
 import { createRegistry } from "./registry.ts";
+import { createResources } from "./resources.ts";
 import { entityEndpoints } from "./routes-entities.ts";
 import { invoiceEndpoints } from "./routes-invoices.ts";
 import { transmitEndpoints } from "./routes-transmit.ts";
 import { vatEndpoints } from "./routes-vat.ts";
+import { DEFAULT_RULES, parseRules, type Rules, withRules } from "./rules.ts";
+import { loadServiceCodes, SERVICE_CODES_EXTRACT } from "./services-codes.ts";
 import { createTaxpayers, credentialsOf, type MbsTaxpayer } from "./taxpayers.ts";
 
 export { FaultSpecError } from "./faults.ts";
 export { FAULT_HEADER } from "./injection.ts";
+export { DEFAULT_RULES, parseRules, RuleSpecError, type Rules } from "./rules.ts";
 export type { MbsTaxpayer } from "./taxpayers.ts";
 export { taxpayerLogin } from "./taxpayers.ts";
 
@@ -48,6 +53,10 @@ export type MbsSimulator = {
   invoice(irn: string): unknown;
   vatReports(): unknown[];
   setFaults(spec: string): void;
+  /** The rules in force. */
+  rules(): Rules;
+  /** Changes some rules (the others keep their value), as an object or as `--rules` text. */
+  setRules(changes: Partial<Rules> | string): void;
   close(): Promise<void>;
 };
 
@@ -57,6 +66,10 @@ export type MbsSimulatorOptions = {
   faults?: string;
   seed?: number;
   taxpayers?: number;
+  /** Switches for what the MBS spec leaves unknown or disputed (rules.ts; defaults in DEFAULT_RULES). */
+  rules?: Partial<Rules> | string;
+  /** A JSON file of ISIC Rev. 4 classes to serve as `services-codes` (default: a 16-class extract). */
+  isicFile?: string;
 };
 
 /** Bodies above this are refused (413) before they are read in full. */
@@ -64,6 +77,9 @@ export const BODY_LIMIT = 1024 * 1024;
 export const MAX_TAXPAYERS = 100;
 
 type Deps = { ctx: SimContext; planner: FaultPlanner; closing: AbortSignal };
+
+const rulesOf = (value: Partial<Rules> | string | undefined): Partial<Rules> =>
+  typeof value === "string" ? parseRules(value) : (value ?? {});
 
 const toRequest = (request: FastifyRequest): SimRequest => ({
   params: (request.params ?? {}) as Record<string, string>,
@@ -91,11 +107,10 @@ async function afterEffect(
   endpoint: Endpoint,
 ): Promise<FastifyReply> {
   const fault = decision?.fault;
-  // Only a sign that registered the IRN can be answered as if an earlier one had.
+  // Only a sign that registered the IRN can be answered as if an earlier one had [client: the duplicate's words].
   if (fault === "duplicate" && answer.status < 300) {
     deps.planner.count(fault);
-    const irn = String((request.body as { irn?: unknown }).irn);
-    return reply.code(400).send(errorBody(duplicateIrn(irn), endpoint.handler));
+    return reply.code(400).send(errorBody(tryLater(), endpoint.handler));
   }
   if (fault === "drop") {
     deps.planner.count(fault);
@@ -140,7 +155,7 @@ function authenticated(request: FastifyRequest, ctx: SimContext): boolean {
 }
 
 /** Parsing, downtime, credentials, the 404 and the error envelope: what every route shares. */
-function installShared(app: FastifyInstance, deps: Deps, open: ReadonlySet<string>): void {
+function installShared(app: FastifyInstance, deps: Deps, endpoints: ReadonlyMap<string, Endpoint>): void {
   // Any content type is read as JSON (a client that forgets the header is not the point of a test),
   // and an empty body is no body: `transmit` is POSTed without one.
   app.removeAllContentTypeParsers();
@@ -153,19 +168,25 @@ function installShared(app: FastifyInstance, deps: Deps, open: ReadonlySet<strin
   app.addHook("onRequest", async (request, reply) => {
     if (deps.planner.inDowntime()) {
       deps.planner.count("down");
-      return reply.code(503).send(errorBody(new MbsError(503, SERVER_ERRORS[503]), "gateway"));
+      return reply.code(503).send(errorBody(new MbsError(503, SERVER_ERRORS[503]), handlerOf(request.url)));
     }
     // Fastify answers HEAD with the GET route: it is as open as that route.
     const method = request.method === "HEAD" ? "GET" : request.method;
-    const route = `${method} ${request.routeOptions.url}`;
-    if (request.is404 || open.has(route) || authenticated(request, deps.ctx)) return;
+    const endpoint = endpoints.get(`${method} ${request.routeOptions.url}`);
+    // [recorded] a path MBS has no route for answers 404 before any credential check.
+    if (endpoint?.enabled && !endpoint.enabled(deps.ctx.rules())) {
+      const { status, body } = noRoute();
+      return reply.code(status).send(body);
+    }
+    if (request.is404 || endpoint?.open || authenticated(request, deps.ctx)) return;
+    // [recorded] the credential answer, on every closed route, before the body is read.
     return reply.code(400).send(errorBody(badCredential(), "handler"));
   });
   app.setNotFoundHandler((_request, reply) => {
     const { status, body } = noRoute();
     return reply.code(status).send(body);
   });
-  app.setErrorHandler((err: FastifyError, _request, reply) => {
+  app.setErrorHandler((err: FastifyError, request, reply) => {
     const mapped =
       err.code === "FST_ERR_CTP_BODY_TOO_LARGE"
         ? new MbsError(413, BODY_TOO_LARGE, { details: `the limit is ${BODY_LIMIT} bytes` })
@@ -176,7 +197,7 @@ function installShared(app: FastifyInstance, deps: Deps, open: ReadonlySet<strin
                 : err.message,
             )
           : new MbsError(500, SERVER_ERRORS[500]);
-    return reply.code(mapped.status).send(errorBody(mapped, "request"));
+    return reply.code(mapped.status).send(errorBody(mapped, handlerOf(request.url)));
   });
 }
 
@@ -187,6 +208,14 @@ function buildApp(deps: Deps): FastifyInstance {
     // A slow answer must not hold close() for its whole delay.
     forceCloseConnections: true,
     routerOptions: { ignoreTrailingSlash: true },
+    // Repeated slashes are one: a client that joins `base/` and `/api/…` reports MBS's answers at
+    // `//api/…` [client]. The query string is left as it is.
+    rewriteUrl: (request) => {
+      const url = request.url ?? "/";
+      const q = url.indexOf("?");
+      const path = q === -1 ? url : url.slice(0, q);
+      return path.replace(/\/{2,}/g, "/") + (q === -1 ? "" : url.slice(q));
+    },
   });
   const endpoints = [
     ...entityEndpoints(deps.ctx),
@@ -194,7 +223,7 @@ function buildApp(deps: Deps): FastifyInstance {
     ...transmitEndpoints(deps.ctx),
     ...vatEndpoints(deps.ctx),
   ];
-  installShared(app, deps, new Set(endpoints.filter((e) => e.open).map((e) => `${e.method} ${e.url}`)));
+  installShared(app, deps, new Map(endpoints.map((e) => [`${e.method} ${e.url}`, e])));
   for (const endpoint of endpoints) {
     app.route({
       method: endpoint.method,
@@ -219,18 +248,28 @@ function checkedOptions(options: MbsSimulatorOptions) {
     throw new Error(`invalid taxpayers ${count}: a whole number from 1 to ${MAX_TAXPAYERS}`);
   }
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`invalid port ${port}`);
-  return { seed, count, port, host: options.host ?? "127.0.0.1", spec: parseFaults(options.faults) };
+  return {
+    seed,
+    count,
+    port,
+    host: options.host ?? "127.0.0.1",
+    spec: parseFaults(options.faults),
+    rules: withRules(DEFAULT_RULES, rulesOf(options.rules)),
+    serviceCodes: options.isicFile === undefined ? SERVICE_CODES_EXTRACT : loadServiceCodes(options.isicFile),
+  };
 }
 
 /** Starts the simulator on a real socket; `port` 0 (the default here) picks a free one. */
 export async function startMbsSimulator(options: MbsSimulatorOptions = {}): Promise<MbsSimulator> {
-  const { seed, count, port, host, spec } = checkedOptions(options);
+  const { seed, count, port, host, spec, serviceCodes, ...initial } = checkedOptions(options);
+  let rules = initial.rules;
   const credentials = credentialsOf(seed);
   const registry = createRegistry(await createTaxpayers(seed, count));
   const planner = createFaultPlanner(seed, spec);
   const closing = new AbortController();
+  const resources = createResources(serviceCodes);
   const app = buildApp({
-    ctx: { seed, credentials, registry, faults: planner },
+    ctx: { seed, credentials, registry, faults: planner, rules: () => rules, resources },
     planner,
     closing: closing.signal,
   });
@@ -241,11 +280,13 @@ export async function startMbsSimulator(options: MbsSimulatorOptions = {}): Prom
     url: urlOf(app.server.address() as AddressInfo),
     api_key: credentials.api_key,
     api_secret: credentials.api_secret,
-    taxpayers: registry.taxpayers.map(({ business_id, service_id, tin, name }) => ({
+    taxpayers: registry.taxpayers.map(({ entity_id, business_id, service_id, tin, name, irn_template }) => ({
+      entity_id,
       business_id,
       service_id,
       tin,
       name,
+      irn_template,
     })),
     registrations: () => registry.registrations(),
     refusedSigns: () => registry.refusedSigns(),
@@ -253,6 +294,10 @@ export async function startMbsSimulator(options: MbsSimulatorOptions = {}): Prom
     invoice: (irn) => structuredClone(registry.invoice(irn)),
     vatReports: () => structuredClone(registry.vatReports()),
     setFaults: (text) => planner.setSpec(parseFaults(text)),
+    rules: () => ({ ...rules }),
+    setRules: (changes) => {
+      rules = withRules(rules, rulesOf(changes));
+    },
     close: async () => {
       closing.abort();
       await app.close();

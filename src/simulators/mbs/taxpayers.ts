@@ -1,11 +1,26 @@
 import { createHash, generateKeyPair } from "node:crypto";
 import { promisify } from "node:util";
+import { irnTemplate } from "./irn.ts";
 
-/** What the simulator prints and a test needs to sign as a taxpayer. */
-export type MbsTaxpayer = { business_id: string; service_id: string; tin: string; name: string };
+/**
+ * What the simulator prints and a test needs to sign as a taxpayer. [recorded] The entity id and the
+ * business id are two different UUIDs: invoices name the business, `entity/{ENTITY_ID}` the entity.
+ */
+export type MbsTaxpayer = {
+  entity_id: string;
+  business_id: string;
+  service_id: string;
+  tin: string;
+  name: string;
+  /** [recorded] `{{invoice_id(e.g:INV00XXX)}}-<SERVICE_ID>-{{YYYYMMDD(e.g:20250629)}}`. */
+  irn_template: string;
+};
 
 /** A taxpayer with what only the simulator's answers carry. */
 export type Taxpayer = MbsTaxpayer & {
+  /** The `id` of the taxpayer's log-in answer. */
+  user_id: string;
+  sector: string;
   email: string;
   password: string;
   certificate: string;
@@ -27,6 +42,20 @@ const NAMES = [
   "Halima Solar Ltd",
   "Ifeanyi Cement Depot Ltd",
   "Jumoke Catering Services Ltd",
+];
+
+/** The entity answer's `sector` of each name above, in the same order [client: the field; values ours]. */
+const SECTORS = [
+  "Manufacturing",
+  "Agriculture",
+  "Wholesale and Retail Trade",
+  "Transportation and Storage",
+  "Human Health",
+  "Manufacturing",
+  "Wholesale and Retail Trade",
+  "Electricity and Energy",
+  "Wholesale and Retail Trade",
+  "Accommodation and Food Services",
 ];
 
 const ALPHANUMERIC = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
@@ -82,7 +111,14 @@ export function taxpayersOf(seed: number, count: number): MbsTaxpayer[] {
     used.add(tin.slice(0, 8));
     const round = Math.floor(out.length / NAMES.length);
     const name = `${NAMES[(offset + out.length) % NAMES.length]}${round > 0 ? ` ${round + 1}` : ""}`;
-    out.push({ business_id: uuidFrom(bytes), service_id, tin, name });
+    out.push({
+      entity_id: uuidOf(seed, "entity", i),
+      business_id: uuidFrom(bytes),
+      service_id,
+      tin,
+      name,
+      irn_template: irnTemplate(service_id),
+    });
   }
   return out;
 }
@@ -97,6 +133,8 @@ export async function createTaxpayers(seed: number, count: number): Promise<Taxp
       return {
         ...t,
         ...taxpayerLogin(t),
+        user_id: uuidOf(seed, "user", i),
+        sector: SECTORS[NAMES.findIndex((n) => t.name.startsWith(n))] ?? "Other Services",
         certificate: digest(seed, "certificate", i).toString("base64"),
         publicKeyPem: publicKey.export({ type: "spki", format: "pem" }).toString(),
         created_at: new Date(Date.UTC(2026, 0, 1) + i * 60_000).toISOString(),

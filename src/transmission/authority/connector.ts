@@ -18,6 +18,7 @@ export type AuthorityState = "REGISTERED" | "AWAITING_BUYER";
 export type AuthorityAnswer = {
   status: number;
   id?: string;
+  handler?: string;
   details?: string;
   public_message?: string;
   sub_message?: string;
@@ -34,10 +35,20 @@ export class DeliveryError extends Error {
   readonly state?: AuthorityState;
   readonly answer?: AuthorityAnswer;
   readonly hold?: "configuration" | "buyer";
+  /**
+   * The authority refused this service's credential: every delivery and forward to it would be
+   * refused alike, so the outbox pauses them all and probes (authority-hold.ts), not each invoice.
+   */
+  readonly credential: boolean;
   constructor(
     message: string,
     permanent = false,
-    more: { state?: AuthorityState; answer?: AuthorityAnswer; hold?: "configuration" | "buyer" } = {},
+    more: {
+      state?: AuthorityState;
+      answer?: AuthorityAnswer;
+      hold?: "configuration" | "buyer";
+      credential?: boolean;
+    } = {},
   ) {
     super(message);
     this.name = "DeliveryError";
@@ -45,6 +56,7 @@ export class DeliveryError extends Error {
     this.state = more.state;
     this.answer = more.answer;
     this.hold = more.hold;
+    this.credential = more.credential === true;
   }
 }
 

@@ -2,7 +2,17 @@ import { randomUUID } from "node:crypto";
 import { DeliveryError, isRedirect, redirectOf } from "./connector.ts";
 import type { MbsAnswer } from "./mbs-answers.ts";
 
-export type MbsSettings = { url: string; apiKey: string; apiSecret: string; callTimeoutMs: number };
+export type MbsSettings = {
+  url: string;
+  apiKey: string;
+  apiSecret: string;
+  callTimeoutMs: number;
+  /** The APP's service id for VAT reports (`integrator_service_id`); else the invoice's own. */
+  serviceId?: string;
+  /** How often a sign refused (4xx) for an IRN still not registered is repeated, and after what pause. */
+  signRepeats?: number;
+  signRepeatDelayMs?: number;
+};
 
 /** The most of an answer read: MBS answers are small; a proxy's page or a runaway body is cut off. */
 const MAX_BODY_BYTES = 1 << 20;

@@ -1,9 +1,10 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import canonicalize from "canonicalize";
 import type { AuthorityConnector, ForwardedMessage, Receipt } from "./connector.ts";
 import { DeliveryError } from "./connector.ts";
-import { classify, failureOf, isObject, type MbsAnswer } from "./mbs-answers.ts";
-import { type MbsSettings, mbsClient } from "./mbs-client.ts";
-import { mbsDocument, mbsPaymentUpdate, mbsVatReport } from "./mbs-mapping.ts";
+import { classify, describe, failureOf, isObject, type MbsAnswer } from "./mbs-answers.ts";
+import { type MbsClient, type MbsSettings, mbsClient } from "./mbs-client.ts";
+import { mbsDocument, mbsPaymentUpdate, mbsVatReports } from "./mbs-mapping.ts";
 
 /** The `data` of an MBS success envelope. */
 const dataOf = (answer: MbsAnswer) => (isObject(answer.body) ? answer.body.data : undefined);
@@ -56,54 +57,110 @@ function holdsOurs(answer: MbsAnswer, sent: Record<string, unknown>): boolean {
   });
 }
 
+/** A VAT report: the integrators' form first; the documented one only if MBS has no route for it. */
+async function vatReport(
+  client: MbsClient,
+  body: ReturnType<typeof mbsVatReports>,
+  signal: AbortSignal,
+): Promise<void> {
+  const live = await client.call("vat/postpayment", "POST", "/api/v1/vat/postpayment", signal, body.live);
+  const verdict = classify(live);
+  if (verdict.kind === "ok") return;
+  // [recorded] the documented path answered the no-route 404; integrators use /api/v1/vat/postpayment.
+  if (live.status === 404 && verdict.kind === "configuration") {
+    const documented = await client.call(
+      "vat/postPayment",
+      "POST",
+      "/v1/vat/postPayment",
+      signal,
+      body.documented,
+    );
+    const again = classify(documented);
+    if (again.kind === "ok") return;
+    throw failureOf("vat/postPayment", documented, again);
+  }
+  throw failureOf("vat/postpayment", live, verdict);
+}
+
+/** What `confirm` says of an IRN: held there, not held, or no answer worth acting on (thrown). */
+type Registration = "registered" | "not_registered";
+
 /**
- * The authority's MBS API (the MBS spec). One delivery is these steps, each safe to repeat:
- * `confirm` (registered by an earlier attempt? then `download` and compare), else `validate` and
- * `sign` (a duplicate answer is resolved the same way), then `transmit/{IRN}` (POST). Payment
- * updates go to `update/{IRN}` and fiscalization reports to `vat/postPayment` through `forward`,
+ * The authority's MBS API (the MBS spec). One delivery follows the spec's section 4, which tells a
+ * duplicate from a refusal by asking MBS, never by its words (its refusals all carry the same
+ * "…confirm this is not a duplicate request", and its duplicate answer says "try again later"):
+ *
+ * 1. `confirm/{IRN}` on every attempt (an earlier sign's fate is never assumed). Registered → 5.
+ * 2. `validate`: a 4xx (other than a refused credential or a missing route) is the refusal, its
+ *    words kept verbatim: step 1 has just shown the IRN is not registered.
+ * 3. `sign`: 2xx → registered; 5xx, timeout, reset → the outcome is unknown, the next attempt
+ *    starts at step 1; any other 4xx → 4.
+ * 4. `confirm` again. Registered → 5. Not registered → `sign` is repeated after a pause, at most
+ *    `signRepeats` times (in case the 4xx was a real transient fault), then it is a refusal with
+ *    the sign answer's words.
+ * 5. Registered: `download`, compare what identifies the invoice; ours → `transmit/{IRN}`, another
+ *    document → refused, the IRN clashes.
+ *
+ * Payment updates go to `update/{IRN}` and VAT reports to `vat/postpayment` through `forward`,
  * after the invoice's delivery. What each answer means is decided once, in mbs-answers.ts.
  */
 export function mbsAuthority(settings: MbsSettings): AuthorityConnector {
   const client = mbsClient(settings);
   const path = (prefix: string, irn: string) => `/api/v1/invoice/${prefix}${encodeURIComponent(irn)}`;
+  const signRepeats = settings.signRepeats ?? 1;
+  const signRepeatDelayMs = settings.signRepeatDelayMs ?? 2000;
 
   /** MBS holds the IRN: delivered there if it is our document; refused for good if it is another. */
   async function reconcile(irn: string, sent: Record<string, unknown>, signal: AbortSignal): Promise<void> {
     const held = await client.call("download", "GET", path("download/", irn), signal);
     const verdict = classify(held);
     // MBS has just said it holds the IRN: a download that cannot find it is MBS catching up, not a refusal.
-    if (verdict.kind === "not_found") throw new DeliveryError(`MBS download did not find ${irn} yet`, false);
+    if (verdict.kind === "refused" && held.status === 404)
+      throw new DeliveryError(`${describe("download", held)}: MBS holds ${irn} but did not find it yet`);
     if (verdict.kind !== "ok") throw failureOf("download", held, verdict);
     if (!holdsOurs(held, sent)) {
-      throw new DeliveryError(`MBS holds IRN ${irn} with a different document`, true);
+      throw new DeliveryError(
+        `MBS holds IRN ${irn} with a different document (download compared on IRN, business, issue date, both TINs and payable amount): the IRN clashes with an invoice registered there`,
+        true,
+        { answer: { status: held.status } },
+      );
     }
   }
 
-  /** Whether an earlier attempt registered the IRN (asked before repeating a sign whose fate is unknown). */
-  async function registered(irn: string, signal: AbortSignal): Promise<boolean> {
+  /**
+   * Whether MBS holds the IRN. "Not registered" is a 404, or a 400 that is not a credential
+   * refusal: the spec's section 4; the real answer for an unknown IRN is not recorded.
+   */
+  async function registration(irn: string, signal: AbortSignal): Promise<Registration> {
     const confirmed = await client.call("confirm", "GET", path("confirm/", irn), signal);
     const verdict = classify(confirmed);
-    if (verdict.kind === "ok") return true;
-    if (verdict.kind === "not_found") return false;
+    if (verdict.kind === "ok") return "registered";
+    if (verdict.kind === "refused" && (confirmed.status === 404 || confirmed.status === 400))
+      return "not_registered";
     throw failureOf("confirm", confirmed, verdict);
   }
 
-  /**
-   * Registers the invoice unless an earlier attempt did. `confirm` is asked first on every attempt:
-   * the fate of an earlier sign (timed out, its answer lost, its worker killed, an attempt held and
-   * given back) is never assumed, and what MBS answers a repeated sign is not settled.
-   */
+  const pause = (ms: number, signal: AbortSignal) =>
+    sleep(ms, undefined, { signal }).catch(() => {
+      throw new DeliveryError(`the delivery's time ran out while waiting to repeat MBS sign`);
+    });
+
+  /** Registers the invoice unless an earlier attempt did (steps 1 to 5). */
   async function register(irn: string, sent: Record<string, unknown>, signal: AbortSignal) {
-    if (await registered(irn, signal)) return reconcile(irn, sent, signal);
+    if ((await registration(irn, signal)) === "registered") return reconcile(irn, sent, signal);
     const validated = await client.call("validate", "POST", "/api/v1/invoice/validate", signal, sent);
     const verdict = classify(validated);
-    // MBS may answer a document whose IRN it holds as a duplicate at validate already.
-    if (verdict.kind === "duplicate") return reconcile(irn, sent, signal);
     if (verdict.kind !== "ok") throw failureOf("validate", validated, verdict);
-    const signed = await client.call("sign", "POST", "/api/v1/invoice/sign", signal, sent);
-    const signVerdict = classify(signed);
-    if (signVerdict.kind === "duplicate") return reconcile(irn, sent, signal);
-    if (signVerdict.kind !== "ok") throw failureOf("sign", signed, signVerdict);
+    for (let repeat = 0; ; repeat++) {
+      const signed = await client.call("sign", "POST", "/api/v1/invoice/sign", signal, sent);
+      const signVerdict = classify(signed);
+      if (signVerdict.kind === "ok") return;
+      if (signVerdict.kind !== "refused") throw failureOf("sign", signed, signVerdict);
+      // A 4xx: a duplicate (ours or another's) and a refusal read the same; MBS is asked.
+      if ((await registration(irn, signal)) === "registered") return reconcile(irn, sent, signal);
+      if (repeat >= signRepeats) throw failureOf("sign", signed, signVerdict);
+      await pause(signRepeatDelayMs, signal);
+    }
   }
 
   async function transmit(irn: string, signal: AbortSignal): Promise<Receipt> {
@@ -117,14 +174,11 @@ export function mbsAuthority(settings: MbsSettings): AuthorityConnector {
       throw err;
     }
     const verdict = classify(sent);
-    // A transmission MBS made already (an earlier attempt's answer lost) is this one's success.
-    if (verdict.kind === "ok" || verdict.kind === "duplicate") {
-      return { reference: referenceOf(sent, irn), at: new Date().toISOString() };
-    }
+    if (verdict.kind === "ok") return { reference: referenceOf(sent, irn), at: new Date().toISOString() };
     const failure = failureOf("transmit", sent, verdict);
-    // The IRN was registered in this attempt or confirmed in it: "not found" here is MBS catching up.
-    const refused = failure.permanent && verdict.kind !== "not_found";
-    if (refused || failure.state || failure.hold) throw failure;
+    // The IRN was registered in this attempt or confirmed in it: a 404 here is MBS catching up.
+    const catchingUp = verdict.kind === "refused" && sent.status === 404;
+    if ((failure.permanent && !catchingUp) || failure.state || failure.hold) throw failure;
     throw new DeliveryError(failure.message, false, { answer: failure.answer, state: "REGISTERED" });
   }
 
@@ -133,23 +187,10 @@ export function mbsAuthority(settings: MbsSettings): AuthorityConnector {
       const body = mbsPaymentUpdate(message.update);
       const answer = await client.call("update", "PATCH", path("update/", message.irn), signal, body);
       const verdict = classify(answer);
-      // A repeat of an update MBS applied already (its answer lost) is no failure.
-      if (verdict.kind === "ok" || verdict.kind === "duplicate") return;
+      if (verdict.kind === "ok") return;
       throw failureOf("update", answer, verdict);
     }
-    const body = mbsVatReport(message.report);
-    const answer = await client.call("vat/postPayment", "POST", "/v1/vat/postPayment", signal, body);
-    if (classify(answer).kind === "ok") return;
-    // The collection's path has no /api prefix; integrators also reach it under /api (the MBS spec, section 2).
-    if (answer.status === 404) {
-      const again = await client.call("vat/postpayment", "POST", "/api/v1/vat/postpayment", signal, body);
-      const verdict = classify(again);
-      if (verdict.kind === "ok" || verdict.kind === "duplicate") return;
-      throw failureOf("vat/postpayment", again, verdict);
-    }
-    const verdict = classify(answer);
-    if (verdict.kind === "duplicate") return;
-    throw failureOf("vat/postPayment", answer, verdict);
+    return vatReport(client, mbsVatReports(message.report, settings.serviceId), signal);
   }
 
   return {

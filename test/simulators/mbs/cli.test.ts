@@ -12,7 +12,17 @@ test("simulate mbs prints one JSON line, answers with the printed credentials, a
 }, async (t) => {
   const child = spawn(
     process.execPath,
-    ["bin/einvoice.js", "simulate", "mbs", "--port", "0", "--seed", "7"],
+    [
+      "bin/einvoice.js",
+      "simulate",
+      "mbs",
+      "--port",
+      "0",
+      "--seed",
+      "7",
+      "--rules",
+      "confirm_unregistered=400",
+    ],
     {
       cwd: REPO_ROOT,
       env: cleanEnv({}),
@@ -44,8 +54,18 @@ test("simulate mbs prints one JSON line, answers with the printed credentials, a
   const taxpayers = printed.taxpayers as Json[];
   assert.equal(taxpayers.length, 4);
   for (const tp of taxpayers) {
-    assert.deepEqual(Object.keys(tp), ["business_id", "service_id", "tin", "name"]);
+    assert.deepEqual(Object.keys(tp), [
+      "entity_id",
+      "business_id",
+      "service_id",
+      "tin",
+      "name",
+      "irn_template",
+    ]);
+    assert.match(String(tp.entity_id), UUID);
     assert.match(String(tp.business_id), UUID);
+    assert.notEqual(tp.entity_id, tp.business_id);
+    assert.equal(tp.irn_template, `{{invoice_id(e.g:INV00XXX)}}-${tp.service_id}-{{YYYYMMDD(e.g:20250629)}}`);
     assert.match(String(tp.service_id), /^[A-Z0-9]{8}$/);
     assert.match(String(tp.tin), /^\d{8}-\d{4}$/);
     assert.ok(String(tp.name).length > 0);
@@ -69,9 +89,11 @@ test("simulate mbs prints one JSON line, answers with the printed credentials, a
   };
   const health = await fetch(`${sim.url}/api`);
   assert.deepEqual(await health.json(), { healthy: true });
-  const tp = taxpayers[0] as { business_id: string; service_id: string; tin: string; name: string };
+  const tp = taxpayers[0] as { business_id: string; service_id: string };
+  const unknown = await call(sim, "GET", `/api/v1/invoice/confirm/INV9-${tp.service_id}-20261115`);
+  assert.equal(unknown.status, 400, "--rules took effect");
   const sign = await call(sim, "POST", "/api/v1/invoice/sign", { body: invoiceFor(tp) });
-  assert.equal(sign.status, 201, JSON.stringify(sign.body));
+  assert.equal(sign.status, 200, JSON.stringify(sign.body));
 
   child.kill("SIGTERM");
   const [code, signal] = await exited;
@@ -81,7 +103,7 @@ test("simulate mbs prints one JSON line, answers with the printed credentials, a
   await assert.rejects(fetch(`${sim.url}/api`), "closed");
 });
 
-test("simulate mbs refuses a bad --faults, naming the part, and a bad --port", {
+test("simulate mbs refuses a bad --faults or --rules, naming the part, a bad --port and a bad --services-codes", {
   timeout: TIMEOUT,
 }, async () => {
   failed(
@@ -91,4 +113,13 @@ test("simulate mbs refuses a bad --faults, naming the part, and a bad --port", {
   failed(await cli(["simulate", "mbs", "--port", "0", "--faults", "down=9-3"], {}), /"down=9-3"/);
   failed(await cli(["simulate", "mbs", "--port", "http"], {}), /invalid --port "http"/);
   failed(await cli(["simulate", "mbs", "--port", "0", "--taxpayers", "0"], {}), /taxpayers/);
+  failed(
+    await cli(["simulate", "mbs", "--port", "0", "--rules", "canceled=off,price_unit_limit=3"], {}),
+    /invalid --rules part "price_unit_limit=3": price_unit_limit is on or off/,
+  );
+  failed(await cli(["simulate", "mbs", "--port", "0", "--rules", "strict=on"], {}), /unknown rule strict/);
+  failed(
+    await cli(["simulate", "mbs", "--port", "0", "--services-codes", "/nonexistent/isic.json"], {}),
+    /services codes file \/nonexistent\/isic\.json/,
+  );
 });

@@ -1,5 +1,8 @@
 import assert from "node:assert/strict";
 import { constants, createPrivateKey, publicEncrypt } from "node:crypto";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { test } from "node:test";
 import {
   BAD_CREDENTIAL,
@@ -10,9 +13,11 @@ import {
   RESOURCE_NOT_FOUND,
   TIN_NOT_FOUND,
 } from "../../../src/simulators/mbs/envelopes.ts";
-import { taxpayerLogin } from "../../../src/simulators/mbs/server.ts";
-import type { Json } from "../../helpers.ts";
+import { startMbsSimulator, taxpayerLogin } from "../../../src/simulators/mbs/server.ts";
+import { type Json, SHARED_DIR } from "../../helpers.ts";
 import { call, data, failure, first, refused, simulator, UUID } from "./harness.ts";
+
+const ISIC = path.join(SHARED_DIR, "data", "isic4", "isic4-en.json");
 
 const CLOSED_ROUTES: [string, string][] = [
   ["GET", "/api/v1/entity"],
@@ -36,8 +41,9 @@ const CLOSED_ROUTES: [string, string][] = [
   ["GET", "/api/v1/invoice/transmit/lookup/party/x"],
   ["GET", "/api/v1/invoice/transmit/pull"],
   ["GET", "/api/v1/invoice/transmit/self-health-check"],
-  ["POST", "/v1/vat/postPayment"],
   ["POST", "/api/v1/vat/postpayment"],
+  // Under its rule only (by default it is no route at all).
+  ["POST", "/v1/vat/postPayment"],
 ];
 
 test("health answers without credentials", async (t) => {
@@ -52,7 +58,8 @@ test("health answers without credentials", async (t) => {
 });
 
 test("every other route refuses a missing or wrong credential with the authority's 400", async (t) => {
-  const sim = await simulator(t);
+  // The documented VAT path exists only under its rule; then it is as closed as the others.
+  const sim = await simulator(t, { rules: { documented_vat_path: true } });
   const variants: { name: string; auth?: boolean; headers?: Record<string, string> }[] = [
     { name: "none", auth: false },
     { name: "wrong secret", headers: { "x-api-secret": "nope" } },
@@ -100,9 +107,19 @@ test("malformed, non-object and oversized bodies get an envelope, never a 500", 
     await call(sim, "POST", "/api/v1/invoice/party", { raw: '"text"' }),
     "partyrequest must be a JSON object",
   );
+  refused(
+    await call(sim, "POST", "/api/v1/utilities/verify-tin/", { raw: "{" }),
+    "request body is not valid JSON",
+    "entity_actions",
+  );
   // Whatever the content type says, the body is read as JSON.
   const plain = { raw: '{"tin":"1"}', headers: { "content-type": "text/plain" } };
-  failure(await call(sim, "POST", "/api/v1/utilities/verify-tin/", plain), 404, TIN_NOT_FOUND);
+  const unknown = failure(
+    await call(sim, "POST", "/api/v1/utilities/verify-tin/", plain),
+    404,
+    TIN_NOT_FOUND,
+  );
+  assert.equal(unknown.handler, "entity_actions");
   const huge = JSON.stringify({ note: "x".repeat(1024 * 1024) });
   const error = failure(
     await call(sim, "POST", "/api/v1/invoice/validate", { raw: huge }),
@@ -112,49 +129,47 @@ test("malformed, non-object and oversized bodies get an envelope, never a 500", 
   assert.match(String(error.details), /1048576 bytes/);
 });
 
-test("entities: each taxpayer with its business and IRN template, searched with paging", async (t) => {
+test("entities: each taxpayer by its own entity id, with its one business, searched with paging", async (t) => {
   const sim = await simulator(t);
   const tp = first(sim);
-  const entity = data(await call(sim, "GET", `/api/v1/entity/${tp.business_id}`));
-  assert.equal(entity.id, tp.business_id);
+  assert.notEqual(tp.entity_id, tp.business_id, "[recorded] two different UUIDs");
+  assert.match(tp.entity_id, UUID);
+  assert.equal(tp.irn_template, `{{invoice_id(e.g:INV00XXX)}}-${tp.service_id}-{{YYYYMMDD(e.g:20250629)}}`);
+  const entity = data(await call(sim, "GET", `/api/v1/entity/${tp.entity_id}`));
+  assert.equal(entity.id, tp.entity_id);
   assert.equal(entity.name, tp.name);
-  const business = (entity.businesses as Json[])[0] as Json;
-  assert.deepEqual(
-    {
-      id: business.id,
-      tin: business.tin,
-      irn_template: business.irn_template,
-      support_peppol: business.support_peppol,
-      is_realtime_reporting: business.is_realtime_reporting,
-      notification_channels: business.notification_channels,
-    },
+  assert.deepEqual(entity.businesses, [
     {
       id: tp.business_id,
+      reference: tp.tin,
+      name: tp.name,
       tin: tp.tin,
-      irn_template: `{{invoice_number}}-${tp.service_id}-{{YYYYMMDD}}`,
+      sector: (entity.businesses as Json[])[0]?.sector,
+      irn_template: tp.irn_template,
       support_peppol: false,
       is_realtime_reporting: false,
       notification_channels: ["EMAIL"],
+      is_active: true,
     },
-  );
-  failure(
-    await call(sim, "GET", "/api/v1/entity/00000000-0000-4000-8000-000000000000"),
-    404,
-    ENTITY_NOT_FOUND,
-  );
+  ]);
+  assert.equal(typeof (entity.businesses as Json[])[0]?.sector, "string");
+  for (const id of [tp.business_id, "00000000-0000-4000-8000-000000000000"]) {
+    const error = failure(await call(sim, "GET", `/api/v1/entity/${id}`), 404, ENTITY_NOT_FOUND);
+    assert.equal(error.handler, "entity_actions");
+  }
 
   type Page = { items: Json[]; page: number; size: number; total: number };
   const search = async (q: string) => data(await call(sim, "GET", `/api/v1/entity?${q}`)) as unknown as Page;
   const all = await search("");
   assert.deepEqual(
     all.items.map((e) => e.id),
-    sim.taxpayers.map((x) => x.business_id),
+    sim.taxpayers.map((x) => x.entity_id),
   );
   assert.equal(all.total, 4);
   const page2 = await search("size=3&page=2&sort_by=created_at");
   assert.deepEqual(
     page2.items.map((e) => e.id),
-    [sim.taxpayers[3]?.business_id],
+    [sim.taxpayers[3]?.entity_id],
   );
   const byName = await search("sort_by=name&sort_direction_desc=true");
   assert.deepEqual(
@@ -167,10 +182,14 @@ test("entities: each taxpayer with its business and IRN template, searched with 
   const one = await search(`reference=${tp.tin}`);
   assert.deepEqual(
     one.items.map((e) => e.id),
-    [tp.business_id],
+    [tp.entity_id],
   );
-  refused(await call(sim, "GET", "/api/v1/entity?size=101"), "size must be a whole number from 1 to 100");
-  refused(await call(sim, "GET", "/api/v1/entity?page=0"), /page must be a whole number/);
+  refused(
+    await call(sim, "GET", "/api/v1/entity?size=101"),
+    "size must be a whole number from 1 to 100",
+    "entity_actions",
+  );
+  refused(await call(sim, "GET", "/api/v1/entity?page=0"), /page must be a whole number/, "entity_actions");
 });
 
 test("crypto keys: a base64 PEM public key that encrypts, and a base64 certificate", async (t) => {
@@ -202,26 +221,38 @@ test("parties: created once per business and TIN, listed with paging", async (t)
     telephone: "+2348029876543",
     postal_address: { street_name: "3 Faulks Road", city_name: "Aba", country: "NG" },
   };
-  const created = data(await call(sim, "POST", "/api/v1/invoice/party", { body }), 201);
+  const created = data(await call(sim, "POST", "/api/v1/invoice/party", { body }));
   assert.match(String(created.id), UUID);
   assert.equal(created.party_name, body.party_name);
   assert.deepEqual(created.postal_address, body.postal_address);
-  const repeat = data(await call(sim, "POST", "/api/v1/invoice/party", { body }), 200);
+  const repeat = data(await call(sim, "POST", "/api/v1/invoice/party", { body }));
   assert.equal(repeat.id, created.id, "a retried create answers the party already held");
-  data(await call(sim, "POST", "/api/v1/invoice/party", { body: { ...body, tin: "31845560-0002" } }), 201);
+  data(await call(sim, "POST", "/api/v1/invoice/party", { body: { ...body, tin: "31845560-0002" } }));
 
-  refused(
-    await call(sim, "POST", "/api/v1/invoice/party", { body: { business_id: tp.business_id } }),
-    "partyrequest.partyname is required; partyrequest.tin is required; partyrequest.email is required",
-  );
-  refused(
-    await call(sim, "POST", "/api/v1/invoice/party", { body: { ...body, business_id: "nobody" } }),
-    "partyrequest.businessid is invalid",
-  );
-  refused(
-    await call(sim, "POST", "/api/v1/invoice/party", { body: { ...body, telephone: 123 } }),
-    "partyrequest.telephone must be a string",
-  );
+  // One reason per answer, the first rule broken, in the document's wording.
+  const party = (change: Json) =>
+    call(sim, "POST", "/api/v1/invoice/party", { body: { ...body, ...change } });
+  const rows: [Json, string][] = [
+    [{ party_name: undefined, tin: undefined }, "partyrequest.partyname is required"],
+    [{ tin: "1234" }, "partyrequest.tin must be at least in length or value 5"],
+    [{ email: "nobody" }, "partyrequest.email must be a valid email"],
+    [{ telephone: "08029876543" }, "partyrequest.telephone must start with + (e.g: +2348012345678)"],
+    [{ telephone: 123 }, "partyrequest.telephone must be a string"],
+    [
+      { business_description: "Shop" },
+      "partyrequest.businessdescription must be at least in length or value 5",
+    ],
+    [
+      { postal_address: { city_name: "Aba", country: "Nigeria" } },
+      "partyrequest.postaladdress.country must be a valid country code, refer to the invoice resource apis",
+    ],
+    [{ business_id: "nobody" }, "invalid UUID length: 6"],
+    [
+      { business_id: "00000000-0000-4000-8000-000000000000" },
+      "partyrequest.businessid must be a valid business, refer to the entity apis",
+    ],
+  ];
+  for (const [change, details] of rows) refused(await party(change), details);
 
   type Page = { items: Json[]; total: number };
   const list = data(
@@ -236,6 +267,10 @@ test("parties: created once per business and TIN, listed with paging", async (t)
     found.items.map((p) => p.tin),
     ["31845560-0002"],
   );
+  const byName = data(
+    await call(sim, "GET", `/api/v1/invoice/party/${tp.business_id}?party_name=LEKKI`),
+  ) as unknown as Page;
+  assert.equal(byName.total, 2, "party_name matches a part, in any case");
   const empty = data(
     await call(sim, "GET", `/api/v1/invoice/party/${sim.taxpayers[1]?.business_id}`),
   ) as unknown as Page;
@@ -249,7 +284,7 @@ test("utilities: verify-tin knows the taxpayers; authenticate returns a taxpayer
   for (const url of ["/api/v1/utilities/verify-tin/", "/api/v1/utilities/verify-tin"]) {
     const details = data(await call(sim, "POST", url, { body: { tin: tp.tin } }));
     assert.equal(details.jtb_tin, tp.tin);
-    assert.equal(details.id, tp.business_id);
+    assert.equal(details.id, tp.entity_id);
     for (const key of ["address", "email", "message", "phone", "rc_number", "status", "taxofficer_id"]) {
       assert.ok(key in details, key);
     }
@@ -262,17 +297,22 @@ test("utilities: verify-tin knows the taxpayers; authenticate returns a taxpayer
   refused(
     await call(sim, "POST", "/api/v1/utilities/verify-tin/", { body: {} }),
     "verifytinrequest.tin is required",
+    "entity_actions",
   );
 
   const login = taxpayerLogin(tp);
   assert.equal(login.email, `${tp.service_id.toLowerCase()}@mbs-simulator.test`);
   const who = data(await call(sim, "POST", "/api/v1/utilities/authenticate", { body: login }));
-  assert.equal(who.entity_id, tp.business_id);
+  assert.deepEqual(
+    { ...who, id: "", received_at: "" },
+    { entity_id: tp.entity_id, id: "", message: "User logged in", received_at: "", status: "200 OK" },
+  );
   const wrong = { ...login, password: "guess" };
   failure(await call(sim, "POST", "/api/v1/utilities/authenticate", { body: wrong }), 400, INVALID_LOGIN);
   refused(
     await call(sim, "POST", "/api/v1/utilities/authenticate", { body: { email: login.email } }),
-    /password/,
+    "authenticaterequest.password is required",
+    "entity_actions",
   );
 });
 
@@ -297,6 +337,8 @@ test("resource lists answer without credentials; an unknown list is a 404", asyn
       assert.ok(Array.isArray(rows) && rows.length > 0, list);
     }
   }
+  const codes = data(await call(sim, "GET", "/api/v1/invoice/resources/services-codes", { auth: false }));
+  assert.equal((codes as unknown as Json[]).length, 16, "the extract by default");
   const types = data(await call(sim, "GET", "/api/v1/invoice/resources/invoice-types", { auth: false }));
   assert.ok((types as unknown as Json[]).some((r) => r.code === "381"));
   const lgas = data(await call(sim, "GET", "/api/v1/invoice/resources/lgas", { auth: false }));
@@ -311,4 +353,28 @@ test("resource lists answer without credentials; an unknown list is a 404", asyn
       RESOURCE_NOT_FOUND,
     );
   }
+});
+
+test("services-codes: the 419 ISIC Rev. 4 classes from a file; a file without classes is refused", async (t) => {
+  const sim = await simulator(t, { isicFile: ISIC });
+  const rows = data(
+    await call(sim, "GET", "/api/v1/invoice/resources/services-codes", { auth: false }),
+  ) as unknown as Json[];
+  assert.equal(rows.length, 419);
+  assert.deepEqual(rows[0], {
+    code: "0111",
+    description: "Growing of cereals (except rice), leguminous crops and oil seeds",
+  });
+  assert.equal(rows.at(-1)?.code, "9900");
+  assert.ok(rows.every((r) => /^\d{4}$/.test(String(r.code))));
+
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mbs-isic-"));
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const empty = path.join(dir, "empty.json");
+  fs.writeFileSync(empty, JSON.stringify({ sections: [] }));
+  await assert.rejects(startMbsSimulator({ isicFile: empty }), /no ISIC class found/);
+  await assert.rejects(
+    startMbsSimulator({ isicFile: path.join(dir, "missing.json") }),
+    /services codes file/,
+  );
 });

@@ -3,15 +3,15 @@ import { test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import {
   BAD_CREDENTIAL,
-  DUPLICATE_IRN,
   NO_ROUTE,
   NOT_ENABLED,
   PARTIAL_TRANSMIT,
   SERVER_ERRORS,
+  WEBHOOK_NOT_SETUP,
 } from "../../../src/simulators/mbs/envelopes.ts";
 import { type MbsSimulator, startMbsSimulator } from "../../../src/simulators/mbs/server.ts";
 import type { Json } from "../../helpers.ts";
-import { call, data, failure, first, invoiceFor, signed, simulator } from "./harness.ts";
+import { call, data, failure, first, invoiceFor, signed, simulator, tryLater } from "./harness.ts";
 
 /** One call's outcome as a short text: "404" when no fault hit it, else the status and public message. */
 async function outcome(sim: MbsSimulator, url: string): Promise<string> {
@@ -44,12 +44,12 @@ test("rates: the same seed and requests give the same faults; another seed gives
   const hit = a.distinct.filter((o) => o !== "404").length;
   assert.ok(hit >= 90 && hit <= 150, `about 30% of 400 calls: ${hit}`);
   assert.equal(a.counts.transient, hit + a.repeated.filter((o) => o !== "404").length);
-  assert.ok(
-    a.distinct.every(
-      (o) => o === "404" || /^400 (try again later|unable to complete this operation at this time)$/.test(o),
-    ),
+  assert.ok(a.distinct.every((o) => o === "404" || /^(408|429|500|502|503|504) /.test(o)));
+  assert.deepEqual(
+    [...new Set(a.distinct.map((o) => o.slice(0, 3)))].sort(),
+    ["404", "408", "429", "500", "502", "503", "504"],
+    "every transient status appears",
   );
-  assert.ok(new Set(a.distinct).size === 3, "both transient texts appear");
   // The n-th call of one key draws anew: a retry of a faulted request can succeed.
   const repeatedHits = a.repeated.filter((o) => o !== "404").length;
   assert.ok(
@@ -57,9 +57,9 @@ test("rates: the same seed and requests give the same faults; another seed gives
     `repeats of one IRN fault independently: ${repeatedHits}/100`,
   );
 
-  const mixed = await run(5, "5xx=0.2,transient=0.2", 200);
+  const mixed = await run(5, "5xx=0.2,try_later=1", 200);
   const statuses = new Set(mixed.distinct.map((o) => o.slice(0, 3)));
-  assert.deepEqual([...statuses].sort(), ["400", "404", "500", "502", "503"]);
+  assert.deepEqual([...statuses].sort(), ["404", "500", "502", "503"], "try_later is not a confirm fault");
 });
 
 test("decisions do not depend on how requests for different keys interleave", async () => {
@@ -104,18 +104,20 @@ test("each rate class applies to the endpoints it is documented for", async (t) 
   data(await call(sim, "GET", `/api/v1/invoice/confirm/${invoiceFor(tp, "R1").irn}`));
   assert.ok(Date.now() - started >= 55);
 
-  // duplicate is for sign only; not_enabled and partial for transmit only.
-  sim.setFaults("duplicate=1,not_enabled=1,partial=1");
-  failure(
-    await call(sim, "POST", "/api/v1/invoice/sign", { body: invoiceFor(tp, "R2") }),
-    400,
-    DUPLICATE_IRN,
-  );
+  // try_later is for validate and sign; duplicate for sign only; not_enabled, partial and no_webhook for transmit only.
+  sim.setFaults("try_later=1");
+  tryLater(await call(sim, "POST", "/api/v1/invoice/validate", { body: invoiceFor(tp, "R2") }));
+  tryLater(await call(sim, "POST", "/api/v1/invoice/sign", { body: invoiceFor(tp, "R2") }));
+  sim.setFaults("duplicate=1,not_enabled=1,partial=1,no_webhook=1");
+  data(await call(sim, "POST", "/api/v1/invoice/validate", { body: invoiceFor(tp, "R2") }));
+  tryLater(await call(sim, "POST", "/api/v1/invoice/sign", { body: invoiceFor(tp, "R2") }));
   const irn = String(invoiceFor(tp, "R2").irn);
   data(await call(sim, "GET", `/api/v1/invoice/confirm/${irn}`));
   failure(await call(sim, "POST", `/api/v1/invoice/transmit/${irn}`), 400, NOT_ENABLED);
-  sim.setFaults("partial=1");
+  sim.setFaults("partial=1,no_webhook=1");
   failure(await call(sim, "POST", `/api/v1/invoice/transmit/${irn}`), 400, PARTIAL_TRANSMIT);
+  sim.setFaults("no_webhook=1");
+  failure(await call(sim, "POST", `/api/v1/invoice/transmit/${irn}`), 400, WEBHOOK_NOT_SETUP);
   sim.setFaults("");
   data(await call(sim, "POST", `/api/v1/invoice/transmit/${irn}`));
 
@@ -124,9 +126,11 @@ test("each rate class applies to the endpoints it is documented for", async (t) 
     "5xx": 1,
     drop: 1,
     slow: 1,
+    try_later: 2,
     duplicate: 1,
     not_enabled: 1,
     partial: 1,
+    no_webhook: 1,
   });
   assert.deepEqual([...sim.registrations()].sort(), [
     [invoiceFor(tp, "R1").irn, 1],

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
 import type { TestContext } from "node:test";
-import { VALIDATION_FAILED } from "../../../src/simulators/mbs/envelopes.ts";
+import { TRY_LATER, VALIDATION_FAILED } from "../../../src/simulators/mbs/envelopes.ts";
 import {
   type MbsSimulator,
   type MbsSimulatorOptions,
@@ -53,12 +53,11 @@ export async function call(
   return { status: res.status, body: JSON.parse(text) as Json } satisfies Reply;
 }
 
-/** A success envelope with this code; its data. */
+/** A success envelope `{code, data}` (no `message`, as MBS's successes) with this code; its data. */
 export function data(reply: Reply, code = 200): Json {
   assert.equal(reply.status, code, JSON.stringify(reply.body));
+  assert.deepEqual(Object.keys(reply.body).sort(), ["code", "data"], JSON.stringify(reply.body));
   assert.equal(reply.body.code, code);
-  assert.equal(typeof reply.body.message, "string");
-  assert.ok("data" in reply.body);
   return reply.body.data as Json;
 }
 
@@ -77,18 +76,28 @@ export function failure(reply: Reply, status: number, publicMessage: string | Re
 }
 
 /** A validation failure whose details contain (or equal, for a string) what is expected. */
-export function refused(reply: Reply, details: string | RegExp): Json {
+export function refused(reply: Reply, details: string | RegExp, handler = "invoice_actions"): Json {
   const error = failure(reply, 400, VALIDATION_FAILED);
   if (typeof details === "string") assert.equal(error.details, details);
   else assert.match(String(error.details), details);
+  assert.equal(error.handler, handler);
   return error;
 }
 
+/** The answer to a repeated sign (and the `duplicate`/`try_later` faults): indistinguishable by design. */
+export function tryLater(reply: Reply): Json {
+  return refused(reply, TRY_LATER);
+}
+
 /** The shared full invoice as one taxpayer's, under the invoice number given. */
-export function invoiceFor(taxpayer: MbsTaxpayer, number = "INV0001"): Json {
+export function invoiceFor(
+  taxpayer: Pick<MbsTaxpayer, "business_id" | "service_id">,
+  number = "INV0001",
+  fixture = "invoice-full",
+): Json {
   const doc = JSON.parse(
     fs
-      .readFileSync(path.join(SHARED_DIR, "fixtures", "invoice-full.json"), "utf8")
+      .readFileSync(path.join(SHARED_DIR, "fixtures", `${fixture}.json`), "utf8")
       .replaceAll("{{BUSINESS_ID}}", taxpayer.business_id)
       .replaceAll("{{SERVICE_ID}}", taxpayer.service_id),
   ) as Json;
@@ -102,9 +111,9 @@ export function first(sim: MbsSimulator): MbsTaxpayer {
   return taxpayer;
 }
 
-/** Signs an invoice and checks it was registered. */
+/** Signs an invoice and checks it was registered (200, as MBS's sign succeeds). */
 export async function signed(sim: MbsSimulator, doc: Json): Promise<string> {
   const reply = await call(sim, "POST", "/api/v1/invoice/sign", { body: doc });
-  assert.equal(reply.status, 201, JSON.stringify(reply.body));
+  assert.equal(reply.status, 200, JSON.stringify(reply.body));
   return String(doc.irn);
 }

@@ -1,0 +1,37 @@
+import { createRequire } from "node:module";
+
+// [recorded] MBS's `currencies` list: the fields of the widely used "Common-Currency" table (118
+// entries in the Swagger capture, 117 in the recorded session). The `currency-list` package carries
+// that table's data in its en_US locale (119 entries: it also has BYN beside the older codes).
+
+export type Currency = {
+  code: string;
+  name: string;
+  name_plural: string;
+  symbol: string;
+  symbol_native: string;
+  decimal_digits: number;
+  rounding: number;
+};
+
+// The package is CommonJS with an `exports.default`, which an ESM default import does not unwrap.
+const currencyList = (
+  createRequire(import.meta.url)("currency-list") as {
+    default: { getAll(locale: string): Record<string, Currency> };
+  }
+).default;
+
+export const CURRENCIES: readonly Currency[] = Object.values(currencyList.getAll("en_US"))
+  .map((c) => ({
+    code: c.code,
+    name: c.name,
+    name_plural: c.name_plural,
+    symbol: c.symbol,
+    symbol_native: c.symbol_native,
+    decimal_digits: c.decimal_digits,
+    rounding: c.rounding,
+  }))
+  .sort((a, b) => a.code.localeCompare(b.code));
+
+/** A document's currency codes must be among these (the simulator's reading of "refer to the resource apis"). */
+export const CURRENCY_CODES: ReadonlySet<string> = new Set(CURRENCIES.map((c) => c.code));

@@ -1,0 +1,84 @@
+import type { Db, Executor } from "../db/database.ts";
+import type { AuthorityHoldTable } from "../db/schema.ts";
+import { iso } from "./jobs.ts";
+
+export type AuthorityHoldRow = Omit<AuthorityHoldTable, "probes"> & { probes: number };
+
+/** SQL only: the `authority_holds` row of one authority. */
+export function authorityHoldRepository(db: Db) {
+  return {
+    async find(authority: string, tx: Executor = db): Promise<AuthorityHoldRow | undefined> {
+      return tx
+        .selectFrom("authority_holds")
+        .selectAll()
+        .where("authority", "=", authority)
+        .executeTakeFirst();
+    },
+    /** Starts a hold, or keeps the one there (its start and probe time) with the latest reason. */
+    async open(row: Omit<AuthorityHoldRow, "probes">, tx: Executor = db): Promise<void> {
+      await tx
+        .insertInto("authority_holds")
+        .values({ ...row, probes: 0 })
+        .onConflict((oc) => oc.column("authority").doUpdateSet({ reason: row.reason }))
+        .execute();
+    },
+    /** Takes the probe if it is due: one claimer in all the processes gets it (a compare-and-set). */
+    async takeProbe(authority: string, now: string, next: string, tx: Executor = db): Promise<boolean> {
+      const result = await tx
+        .updateTable("authority_holds")
+        .set((eb) => ({ next_probe_at: next, probes: eb("probes", "+", 1) }))
+        .where("authority", "=", authority)
+        .where("next_probe_at", "<=", now)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) === 1;
+    },
+    async close(authority: string, tx: Executor = db): Promise<number> {
+      const result = await tx
+        .deleteFrom("authority_holds")
+        .where("authority", "=", authority)
+        .executeTakeFirst();
+      return Number(result.numDeletedRows);
+    },
+  };
+}
+
+export type AuthorityHoldRepository = ReturnType<typeof authorityHoldRepository>;
+
+/**
+ * The pause of every delivery and forward to an authority that refused this service's credential
+ * (the MBS spec, section 7: "configuration hold … do not spend the retry budget per invoice"). One
+ * refusal opens it; from then on no worker claims those jobs but one, every `probeMs`, as a probe;
+ * the first answer that is not a credential refusal closes it, and the jobs resume at once. The
+ * hold is a row, so every process pauses and probes as one; what this process knows of it is a
+ * cache refreshed at each claim, used only to skip the close when there is nothing to close.
+ */
+export function authorityHold(deps: { holds: AuthorityHoldRepository; authority: string; probeMs: number }) {
+  const { holds, authority, probeMs } = deps;
+  let seen = false;
+
+  return {
+    authority,
+    probeMs,
+    /** The hold as it stands, if any. */
+    async current(tx?: Executor): Promise<AuthorityHoldRow | undefined> {
+      const row = await holds.find(authority, tx);
+      seen = row !== undefined;
+      return row;
+    },
+    /** Whether this claimer takes the probe now (the hold is due one). */
+    takeProbe: (now: number, tx: Executor) => holds.takeProbe(authority, iso(now), iso(now + probeMs), tx),
+    /** The authority refused the credential: held, the next probe one interval from now. */
+    async refused(reason: string, at: string, tx: Executor): Promise<void> {
+      seen = true;
+      await holds.open({ authority, since: at, reason, next_probe_at: iso(Date.parse(at) + probeMs) }, tx);
+    },
+    /** An answer that was not a credential refusal: whatever hold there is, it is over. */
+    async passed(tx: Executor): Promise<void> {
+      if (!seen) return;
+      await holds.close(authority, tx);
+      seen = false;
+    },
+  };
+}
+
+export type AuthorityHold = ReturnType<typeof authorityHold>;
