@@ -102,6 +102,19 @@ const Env = Type.Object({
   EINVOICE_METRICS_REFRESH_MS: Type.Integer({ minimum: 100, maximum: 3_600_000, default: 5000 }),
   /** How long a request waits for another one with the same Idempotency-Key before a 409. */
   EINVOICE_IDEMPOTENCY_WAIT_MS: Type.Integer({ minimum: 0, maximum: 600_000, default: 30_000 }),
+  /** The bytes of answers one business's Idempotency-Keys may keep for replay over 24 hours. */
+  EINVOICE_IDEMPOTENCY_QUOTA_BYTES: Type.Integer({
+    minimum: 65_536,
+    maximum: 1024 ** 4,
+    default: 16 * 1024 * 1024,
+  }),
+  /**
+   * What one invoice may have forwarded to the authority, each a call under the service's one
+   * credential: VAT reports, and PARTIAL payments; and the forwards one business may have waiting.
+   */
+  EINVOICE_MAX_VAT_REPORTS_PER_INVOICE: Type.Integer({ minimum: 1, maximum: 10_000, default: 20 }),
+  EINVOICE_MAX_PARTIAL_PAYMENTS_PER_INVOICE: Type.Integer({ minimum: 1, maximum: 100_000, default: 100 }),
+  EINVOICE_MAX_QUEUED_FORWARDS_PER_BUSINESS: Type.Integer({ minimum: 1, maximum: 10_000_000, default: 1000 }),
   /** A supplier TIN other than the signing business's registered TIN: `off` warns, `on` refuses. */
   EINVOICE_STRICT_SUPPLIER: Type.Union([Type.Literal("on"), Type.Literal("off")], { default: "off" }),
   /**
@@ -129,7 +142,14 @@ export type Config = {
   /** Per minute: per credential, failed authentications per address, public requests per address. */
   rateLimits: { perCredentialPerMin: number; authFailuresPerMin: number; publicPerMin: number };
   requestTimeoutMs: number;
-  idempotencyWaitMs: number;
+  /** Idempotency-Key: how long a retry waits for the request holding its key; a business's quota. */
+  idempotency: { waitMs: number; quotaBytes: number };
+  /** The most VAT reports and PARTIAL payments per invoice, and forwards waiting per business. */
+  bounds: {
+    vatReportsPerInvoice: number;
+    partialPaymentsPerInvoice: number;
+    queuedForwardsPerBusiness: number;
+  };
   strictSupplier: boolean;
   publicUrl: string | undefined;
   /** Fastify's `trustProxy`: which proxies' X-Forwarded-* headers to believe. */
@@ -207,7 +227,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     processes: parsed.EINVOICE_PROCESSES,
     rateLimits: rateLimitsOf(parsed),
     requestTimeoutMs: parsed.EINVOICE_REQUEST_TIMEOUT_MS,
-    idempotencyWaitMs: parsed.EINVOICE_IDEMPOTENCY_WAIT_MS,
+    idempotency: idempotencyOf(parsed),
+    bounds: {
+      vatReportsPerInvoice: parsed.EINVOICE_MAX_VAT_REPORTS_PER_INVOICE,
+      partialPaymentsPerInvoice: parsed.EINVOICE_MAX_PARTIAL_PAYMENTS_PER_INVOICE,
+      queuedForwardsPerBusiness: parsed.EINVOICE_MAX_QUEUED_FORWARDS_PER_BUSINESS,
+    },
     strictSupplier: parsed.EINVOICE_STRICT_SUPPLIER === "on",
     publicUrl: parsed.EINVOICE_PUBLIC_URL?.replace(/\/+$/, ""),
     trustProxy: trustProxyOf(parsed.EINVOICE_TRUST_PROXY),
@@ -265,6 +290,10 @@ function rateLimitsOf(parsed: Static<typeof Env>): Config["rateLimits"] {
     authFailuresPerMin: parsed.EINVOICE_AUTH_FAILURES_PER_MIN ?? (production ? 30 : UNLIMITED),
     publicPerMin: parsed.EINVOICE_PUBLIC_RATE_LIMIT_PER_MIN ?? (production ? 600 : UNLIMITED),
   };
+}
+
+function idempotencyOf(parsed: Static<typeof Env>): Config["idempotency"] {
+  return { waitMs: parsed.EINVOICE_IDEMPOTENCY_WAIT_MS, quotaBytes: parsed.EINVOICE_IDEMPOTENCY_QUOTA_BYTES };
 }
 
 function trustProxyOf(value: string | undefined): Config["trustProxy"] {

@@ -47,6 +47,10 @@ export const DOMAIN_CODES = [
   "idempotency_key_reused",
   /** Another request with the same Idempotency-Key is still being processed. */
   "request_in_progress",
+  /** An Idempotency-Key's request was done, but its answer was too large to keep for replay. */
+  "idempotency_answer_not_kept",
+  /** The answers a business's Idempotency-Keys keep fill its quota: retry later, or without a key. */
+  "idempotency_quota_exceeded",
   "unauthenticated",
   /** A dashboard form without its session's token or from another origin. */
   "form_refused",
@@ -54,6 +58,8 @@ export const DOMAIN_CODES = [
   "payload_too_large",
   "unsupported_media_type",
   "rate_limited",
+  /** A business's messages waiting for the authority are as many as it may have: retry later. */
+  "forward_queue_full",
   /** A dependency is away for a moment (the database, a thread, a key): retry after a delay. */
   "service_unavailable",
   "internal",
@@ -91,6 +97,11 @@ export type DomainErrorOptions = {
   /** Seconds, for 429 and 503. */
   retryAfter?: number;
   /**
+   * A 503 that is load, not failure: a full queue's refusal, or a job dropped because its client
+   * went away. Logged at warn, not error (a flood would otherwise fill the error log).
+   */
+  busy?: boolean;
+  /**
    * For `irn_exists`: the IRN holds this very document, signed at this time (a retry whose first
    * answer was lost). The answer stays the spec's; a header says it (see the error mapper).
    */
@@ -108,6 +119,7 @@ export class DomainError extends Error {
   readonly violations: Violation[] | undefined;
   readonly violationsTotal: number | undefined;
   readonly retryAfter: number | undefined;
+  readonly busy: boolean;
   readonly identicalSignedAt: string | undefined;
 
   constructor(code: DomainCode, options: DomainErrorOptions) {
@@ -119,6 +131,7 @@ export class DomainError extends Error {
     this.violations = options.violations;
     this.violationsTotal = options.violationsTotal;
     this.retryAfter = options.retryAfter;
+    this.busy = options.busy ?? false;
     this.identicalSignedAt = options.identicalSignedAt;
   }
 }

@@ -12,6 +12,13 @@ const SERVICE_ID_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
 
 export type Principal = { businessId: string; apiKey: string };
 
+/**
+ * Why credentials were refused: none usable (a key or secret missing or over-long), an API key no
+ * active credential has, or an active key with the wrong secret. The rate limits count the last per
+ * address and key, the others per address.
+ */
+export type AuthFailure = "no_credentials" | "unknown_key" | "wrong_secret";
+
 /** How a credential appears in histories and the audit log: its key, never its secret. */
 export const actorOf = (principal: Principal) => `key:${principal.apiKey}`;
 
@@ -134,14 +141,19 @@ export function businessService(deps: {
     },
 
     /** No cache: a revoked key fails on the very next request, whichever process revoked it. */
-    async authenticate(apiKey: string | undefined, apiSecret: string | undefined): Promise<Principal | null> {
-      if (!apiKey || !apiSecret || apiKey.length > 200 || apiSecret.length > 200) return null;
+    async authenticate(
+      apiKey: string | undefined,
+      apiSecret: string | undefined,
+    ): Promise<Principal | AuthFailure> {
+      if (!apiKey || !apiSecret || apiKey.length > 200 || apiSecret.length > 200) return "no_credentials";
       const key = await businesses.findActiveKey(apiKey);
       const presented = hashSecret(apiSecret);
-      // Compare even when the key is unknown, so timing does not tell which keys exist.
+      // Compare even when the key is unknown, so timing does not tell which keys exist (API keys are
+      // not secret: the answer to a caller past its failure limit tells it anyway).
       const stored = key ? Buffer.from(key.secret_hash, "hex") : Buffer.alloc(presented.length);
       const match = stored.length === presented.length && timingSafeEqual(stored, presented);
-      return key && match ? { businessId: key.business_id, apiKey } : null;
+      if (!key) return "unknown_key";
+      return match ? { businessId: key.business_id, apiKey } : "wrong_secret";
     },
 
     find: (id: string) => businesses.findById(canonicalBusinessId(id)),

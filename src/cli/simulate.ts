@@ -26,7 +26,8 @@ type SimulateOptions = {
   faults?: string;
   rules?: string;
   servicesCodes?: string;
-  seed: string;
+  seed?: string;
+  expose?: boolean;
   taxpayers: string;
 };
 
@@ -39,7 +40,12 @@ export function simulateCommands(program: Command): void {
       "run a simulator of the authority's MBS e-invoicing API until SIGINT/SIGTERM; prints one JSON line: url, api_key, api_secret, taxpayers (entity_id, business_id, service_id, tin, name, irn_template)",
     )
     .option("--port <n>", "port to listen on (0 picks a free one)", "8090")
-    .option("--host <host>", "address to listen on", "127.0.0.1")
+    .option(
+      "--host <host>",
+      "address to listen on: loopback (127.0.0.1, ::1, localhost) unless --expose",
+      "127.0.0.1",
+    )
+    .option("--expose", "allow a --host beyond loopback (anyone reaching it can use the printed credentials)")
     .option(
       "--faults <spec>",
       "faults, comma-separated name=value: credential|transient|5xx|try_later|duplicate|not_enabled|partial|no_webhook|drop|slow=P (0..1), down=A-B[+C-D] (seconds after start), slow_ms=N",
@@ -49,13 +55,17 @@ export function simulateCommands(program: Command): void {
       "switches for unsettled MBS rules, comma-separated name=on|off: price_unit_limit, invoice_kind_required, supplier_postal_address_id_required, item_description_required, business_description_min, irn_date_is_issue_date, canceled, documented_vat_path, duplicate_at_validate; confirm_unregistered=404|400",
     )
     .option("--services-codes <file>", "a JSON file of ISIC Rev. 4 classes served as the services-codes list")
-    .option("--seed <n>", "seed of the credentials, taxpayers and fault decisions", "1")
+    .option(
+      "--seed <n>",
+      "seed of the taxpayers and fault decisions (default 1) and of the API key and secret, which are random without it",
+    )
     .option("--taxpayers <n>", "number of test taxpayers", "4")
     .action(async (opts: SimulateOptions) => {
       const sim = await startMbsSimulator({
         port: wholeNumber(opts.port, "--port"),
         host: opts.host,
-        seed: wholeNumber(opts.seed, "--seed"),
+        ...(opts.expose === true ? { expose: true } : {}),
+        ...(opts.seed === undefined ? {} : { seed: wholeNumber(opts.seed, "--seed") }),
         taxpayers: wholeNumber(opts.taxpayers, "--taxpayers"),
         ...(opts.faults === undefined ? {} : { faults: opts.faults }),
         ...(opts.rules === undefined ? {} : { rules: opts.rules }),

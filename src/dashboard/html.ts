@@ -1,3 +1,5 @@
+import { showBidiControls } from "../bidi.ts";
+
 /** Markup that is already safe: produced by `html`, never by concatenating input. */
 export class Html {
   constructor(readonly text: string) {}
@@ -14,7 +16,13 @@ const ESCAPES: Record<string, string> = {
   "'": "&#39;",
 };
 
-export const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => ESCAPES[c] as string);
+/**
+ * Text as markup that shows it as it is: the markup characters escaped, and each bidirectional
+ * control (U+202E…) shown as a visible marker such as `⟨U+202E⟩` (src/bidi.ts), so that a stored
+ * name cannot be made to read otherwise than it is on a page.
+ */
+export const escapeHtml = (text: string) =>
+  showBidiControls(text).replace(/[&<>"']/g, (c) => ESCAPES[c] as string);
 
 type Value = Html | string | number | boolean | null | undefined | readonly Value[];
 

@@ -80,7 +80,37 @@ export function invoiceSearch(
   return query.orderBy(signedAt, "desc").orderBy("invoices.irn", "desc").limit(limit);
 }
 
-/** The operator's reads across businesses. */
+/** The last dashboard sign-out (table dashboard_sessions), which ends every session issued until then. */
+function signOuts(db: Db) {
+  return {
+    /** When the operator last signed out (ms since the epoch), 0 before the first sign-out. */
+    async lastSignOut(): Promise<number> {
+      const row = await db
+        .selectFrom("dashboard_sessions")
+        .select("not_before")
+        .where("id", "=", 1)
+        .executeTakeFirst();
+      return row ? Date.parse(row.not_before) : 0;
+    },
+
+    /** Records a sign-out at `at`, unless a later one is recorded already. */
+    async recordSignOut(at: number): Promise<void> {
+      const notBefore = new Date(at).toISOString();
+      await db
+        .insertInto("dashboard_sessions")
+        .values({ id: 1, not_before: notBefore })
+        .onConflict((oc) =>
+          oc
+            .column("id")
+            .doUpdateSet({ not_before: notBefore })
+            .where("dashboard_sessions.not_before", "<", notBefore),
+        )
+        .execute();
+    },
+  };
+}
+
+/** The operator's reads across businesses, and the last sign-out. */
 export function dashboardRepository(db: Db) {
   /** Delivery jobs that failed for good, of invoices no one has queued again. */
   const failedDeliveries = () =>
@@ -158,6 +188,8 @@ export function dashboardRepository(db: Db) {
         .limit(limit)
         .execute();
     },
+
+    ...signOuts(db),
 
     /** Every outbox job about one invoice, oldest first. */
     async jobsFor(irn: string) {

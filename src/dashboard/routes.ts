@@ -29,7 +29,8 @@ export function dashboardRoutes(deps: {
 }): FastifyPluginAsyncTypebox {
   const { dashboard, operatorPassword, pepper } = deps;
   return async (app) => {
-    const signedIn = sessionCheck(operatorPassword);
+    const sessions = sessionCheck(operatorPassword, dashboard);
+    const { signedIn } = sessions;
 
     app.setErrorHandler(htmlErrorHandler({ statusOf: ERROR_STATUS, fromFrameworkError, signedIn }));
     app.addHook("onSend", securityHeaders);
@@ -44,13 +45,14 @@ export function dashboardRoutes(deps: {
     // Forms post url-encoded bodies; the parser is registered for these pages only, not the API.
     await app.register(formbody);
 
+    app.addHook("onRequest", sessions.fresh);
     app.addHook("onRequest", refuseForeignForms);
     app.addHook("onRequest", requireSignIn(signedIn));
     app.addHook("preValidation", cleanFields);
 
     stylesheetRoute(app);
 
-    signInRoutes(app, session);
+    signInRoutes(app, { passwordMatches: session.passwordMatches, sessions });
 
     businessPages(app, { dashboard });
     invoicePages(app, { dashboard });

@@ -74,6 +74,10 @@ export function dashboardService(deps: {
 
     requeue: (irn: string) => transmits.requeue(irn, DASHBOARD_ACTOR),
 
+    /** The last sign-out, which ended every session issued until then (session.ts). */
+    lastSignOut: () => repository.lastSignOut(),
+    recordSignOut: (at: number) => repository.recordSignOut(at),
+
     async outbox() {
       const [stats, failedTransmissions, failedWebhooks, hold] = await Promise.all([
         transmission.stats(),

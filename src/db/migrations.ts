@@ -8,6 +8,7 @@ import {
 } from "kysely";
 import { engineOf } from "./database.ts";
 import { partialPayments } from "./migration-0008.ts";
+import { reportNumbersAndBounds } from "./migration-0015.ts";
 import type { Database } from "./schema.ts";
 
 /*
@@ -351,6 +352,64 @@ const migrations: Record<string, Migration> = {
         .addColumn("reason", "text", (c) => c.notNull())
         .addColumn("next_probe_at", "text", (c) => c.notNull())
         .addColumn("probes", "integer", (c) => c.notNull().defaultTo(0))
+        .execute();
+    },
+  },
+  "0014_idempotency_sizes": {
+    async up(db: Kysely<unknown>) {
+      // Answers kept for Idempotency-Keys: one over 1 KiB compressed, one over 64 KiB compressed not
+      // at all (its size and SHA-256 only), and each business's kept bytes counted by 15-minute
+      // slot for its quota. On SQLite in a transaction of its own, as 0008: nothing half added.
+      const work = async (tx: Kysely<unknown>) => {
+        const postgres = engineOf(tx) === "postgres";
+        const columns = [
+          ["response_gzip", postgres ? "bytea" : "blob"],
+          ["response_bytes", "integer"],
+          ["response_sha256", "text"],
+          ["replay", "text"],
+        ] as const;
+        for (const [name, type] of columns) {
+          await tx.schema.alterTable("idempotency_keys").addColumn(name, type).execute();
+        }
+        await tx.schema
+          .createTable("idempotency_usage")
+          .addColumn("business_id", "text", (c) => c.notNull())
+          .addColumn("slot", "integer", (c) => c.notNull())
+          .addColumn("bytes", "bigint", (c) => c.notNull())
+          .addPrimaryKeyConstraint("idempotency_usage_pk", ["business_id", "slot"])
+          .execute();
+        await tx.schema
+          .createIndex("idempotency_usage_slot")
+          .on("idempotency_usage")
+          .column("slot")
+          .execute();
+        // The answers kept so far count from now, for the 24 hours they may still be kept.
+        const slot = Math.floor(Date.now() / 900_000);
+        await sql`insert into idempotency_usage (business_id, slot, bytes)
+          select business_id, ${sql.lit(slot)}, sum(${postgres ? sql`octet_length(response)` : sql`length(cast(response as blob))`})
+          from idempotency_keys where response is not null group by business_id`.execute(tx);
+      };
+      if (engineOf(db) === "sqlite") await db.transaction().execute(work);
+      else await work(db);
+    },
+  },
+  "0015_report_numbers": {
+    async up(db: Kysely<unknown>) {
+      // VAT reports numbered uniquely per invoice, each invoice's payments where an update finds
+      // them by index, and a business's queued forwards counted by index (migration-0015.ts). On
+      // SQLite in a transaction of its own, as 0008: a backfill cut short leaves nothing half done.
+      if (engineOf(db) === "sqlite") await db.transaction().execute(reportNumbersAndBounds);
+      else await reportNumbersAndBounds(db);
+    },
+  },
+  "0016_dashboard_sessions": {
+    async up(db: Kysely<unknown>) {
+      // At most one row: the time of the last dashboard sign-out. Every session issued until then has
+      // ended, whichever process issued it (src/dashboard/session.ts). No row: no sign-out yet.
+      await db.schema
+        .createTable("dashboard_sessions")
+        .addColumn("id", "integer", (c) => c.primaryKey().check(sql`id = 1`))
+        .addColumn("not_before", "text", (c) => c.notNull())
         .execute();
     },
   },

@@ -94,6 +94,26 @@ export interface FiscalizationReportTable {
   business_id: string;
   report: string;
   created_at: string;
+  /**
+   * The report's place among its invoice's reports, from 1 (0015): the authority knows it by it.
+   * Unique per invoice; null only on a row written by a process older than 0015.
+   */
+  number: number | null;
+}
+
+/**
+ * One payment recorded on an invoice (0015): each `payment_updated` entry with an amount, kept where
+ * an update finds a retried PARTIAL and counts the payments by index, not by reading the history.
+ */
+export interface InvoicePaymentTable {
+  irn: string;
+  /** The payment's place among the invoice's payments, from 1. */
+  seq: number;
+  /** The reference the update came with (the one a retry repeats), or null. */
+  reference: string | null;
+  /** In the currency's minor units: bigint on PostgreSQL, which pg returns as text. */
+  amount_minor: number;
+  at: string;
 }
 
 export interface ProductTable {
@@ -162,8 +182,31 @@ export interface IdempotencyKeyTable {
   status: number | null;
   /** The answer's Retry-After, in seconds, when it had one. */
   retry_after: number | null;
-  /** The answer's body, byte for byte as it was sent. */
+  /** The answer's body, byte for byte as it was sent, when it is at most 1 KiB. */
   response: string | null;
+  /** A larger answer, gzip-compressed, when that takes at most 64 KiB (0014). */
+  response_gzip: Buffer | null;
+  /** The size of the answer as it was sent, in bytes, when it is not in `response` (0014). */
+  response_bytes: number | null;
+  /** Hex SHA-256 of the answer as it was sent, when it is not in `response` (0014). */
+  response_sha256: string | null;
+  /**
+   * An answer too large to keep (0014): `rerun` when its request changed nothing, so a retry runs it
+   * again; `refuse` when it did, so a retry is refused (409). Null when the answer is kept.
+   */
+  replay: "rerun" | "refuse" | null;
+}
+
+/**
+ * The bytes of answers a business's Idempotency-Keys keep, by the 15-minute slot they were stored
+ * in (0014): the slots of the last 24 hours are what its quota counts.
+ */
+export interface IdempotencyUsageTable {
+  business_id: string;
+  /** Milliseconds since the epoch / 900,000. */
+  slot: number;
+  /** bigint on PostgreSQL, which pg returns as text. */
+  bytes: number | string;
 }
 
 /** One row: the data key `keys rotate-data-key` made current (null: the first configured one). */
@@ -175,7 +218,10 @@ export interface DataKeyStateTable {
 
 /** Requests counted under one rate-limit key in one 10-second bucket, by every API process together. */
 export interface RateLimitHitTable {
-  /** `credential:…`, `auth-failures:…`, `public:…` or a route's own limit, then the key or address. */
+  /**
+   * `credential:…`, `auth-failures:…`, `public:…` or a route's own limit, then the key or address;
+   * `key-failures:<API key>@<address>` for an existing key's wrong secrets from one address.
+   */
   key: string;
   /** Milliseconds since the epoch / 10,000. */
   bucket: number;
@@ -193,21 +239,31 @@ export interface AuthorityHoldTable {
   probes: Generated<number>;
 }
 
+/** The last dashboard sign-out (one row, id 1): every session issued until then has ended. */
+export interface DashboardSessionTable {
+  id: number;
+  /** ISO 8601, milliseconds: sessions issued at or before it are refused. */
+  not_before: string;
+}
+
 export interface Database {
   businesses: BusinessTable;
   api_keys: ApiKeyTable;
   invoices: InvoiceTable;
   invoice_events: InvoiceEventTable;
   fiscalization_reports: FiscalizationReportTable;
+  invoice_payments: InvoicePaymentTable;
   products: ProductTable;
   services: ServiceTable;
   outbox_jobs: OutboxJobTable;
   audit_log: AuditLogTable;
   webhooks: WebhookTable;
   idempotency_keys: IdempotencyKeyTable;
+  idempotency_usage: IdempotencyUsageTable;
   data_key_state: DataKeyStateTable;
   rate_limit_hits: RateLimitHitTable;
   authority_holds: AuthorityHoldTable;
+  dashboard_sessions: DashboardSessionTable;
 }
 
 export type Business = Selectable<BusinessTable>;

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
-import type { Principal } from "../businesses/service.ts";
+import type { AuthFailure, Principal } from "../businesses/service.ts";
 import { DomainError } from "../errors.ts";
 import { unauthorized } from "./error-mapper.ts";
 import type { RateLimits } from "./rate-limit.ts";
@@ -14,10 +14,11 @@ declare module "fastify" {
   }
 }
 
+/** The principal, or why the credentials were refused (null: refused, counted as an unknown key). */
 export type Authenticate = (
   apiKey: string | undefined,
   apiSecret: string | undefined,
-) => Promise<Principal | null>;
+) => Promise<Principal | AuthFailure | null>;
 
 /** Where the interactive documentation lives: its pages and assets need no credentials. */
 export const DOCS = "/docs";
@@ -32,8 +33,11 @@ const header = (value: string | string[] | undefined) => (Array.isArray(value) ?
  * check included, answers 401 without valid credentials (the spec lists a 401 for each); unknown
  * routes answer 404 whatever the credentials; published keys, operations routes, the documentation
  * and the dashboard's pages need none. Each kind of request is counted by its own limit, in an
- * order that keeps a refusal cheap: an address past its failed authentications is refused before
- * its credentials cost a lookup and an HMAC, and a credential's budget is spent only once verified.
+ * order that keeps a refusal cheap where it can: a request that brings no credentials from an
+ * address past its failures, or an API key past its failures from that address, is refused before
+ * anything is looked up or hashed; a credential's budget is spent only once verified. A key and
+ * secret are always checked otherwise, so other clients' failures at one address (a NAT, a proxy
+ * that is not trusted) never refuse good credentials.
  */
 export function guard(deps: { authenticate: Authenticate; limits: RateLimits }) {
   const { authenticate, limits } = deps;
@@ -49,13 +53,15 @@ export function guard(deps: { authenticate: Authenticate; limits: RateLimits }) 
       limits.anonymous(request);
       return;
     }
-    limits.beforeAuthentication(request);
-    const principal = await authenticate(
-      header(request.headers["api-key"]),
-      header(request.headers["api-secret"]),
-    );
-    if (!principal) {
-      limits.authenticationFailed(request);
+    const apiKey = header(request.headers["api-key"]);
+    const apiSecret = header(request.headers["api-secret"]);
+    // Without both there is nothing that could pass: the address's failures decide alone.
+    const presented = apiKey && apiSecret ? apiKey : undefined;
+    limits.beforeAuthentication(request, presented);
+    const principal = await authenticate(apiKey, apiSecret);
+    if (principal === null || typeof principal === "string") {
+      // A 429 instead once this failure is past its limit.
+      limits.authenticationFailed(request, presented, principal ?? "unknown_key");
       throw unauthorized();
     }
     request.principal = principal;

@@ -28,12 +28,15 @@ export const ERROR_STATUS: Record<DomainCode, number> = {
   qr_code_refused: 400,
   idempotency_key_reused: 422,
   request_in_progress: 409,
+  idempotency_answer_not_kept: 409,
+  idempotency_quota_exceeded: 429,
   unauthenticated: 401,
   form_refused: 403,
   signed_out: 401,
   payload_too_large: 413,
   unsupported_media_type: 415,
   rate_limited: 429,
+  forward_queue_full: 429,
   service_unavailable: 503,
   internal: 500,
 };
@@ -175,7 +178,9 @@ export function sendError(reply: FastifyReply, err: DomainError, handler: string
     void reply.header(IDENTICAL_DOCUMENT_HEADER, `signed-at=${err.identicalSignedAt}`);
   if (body.code >= 500) {
     const id = body.error && !Array.isArray(body.error) ? body.error.id : undefined;
-    reply.request.log.error({ errorId: id }, "request failed");
+    // A full queue's 503 is load, not a fault: at warn, with what was refused.
+    if (err.busy) reply.request.log.warn({ errorId: id, details: err.details }, "request refused: busy");
+    else reply.request.log.error({ errorId: id }, "request failed");
   }
   return reply.code(body.code).type("application/json; charset=utf-8").send(body);
 }

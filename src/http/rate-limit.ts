@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from "fastify";
+import type { AuthFailure } from "../businesses/service.ts";
 import { DomainError } from "../errors.ts";
 import {
   addressKey,
@@ -18,7 +19,10 @@ declare module "fastify" {
 export type RateLimitSettings = {
   /** Requests per minute per authenticated credential (API key). */
   perCredentialPerMin: number;
-  /** Failed authentications per minute per client address, before its requests are refused unread. */
+  /**
+   * Failed authentications per minute: per client address for requests without an existing API key,
+   * per address and API key for an existing key with the wrong secret.
+   */
   authFailuresPerMin: number;
   /** Requests per minute per client address to the routes that need no credentials. */
   publicPerMin: number;
@@ -32,11 +36,17 @@ export type RateLimitSettings = {
  * The service's three limits, each a sliding minute (src/http/rate-counter.ts):
  * - per authenticated credential, counted only once the credential is verified, so a request that
  *   merely names another business's API key (keys are not secret) spends nothing of its budget;
- * - per address, on failed authentications: past the limit the address is refused before its
- *   credentials are looked up or hashed, so a flood of bad credentials costs a map lookup each;
+ * - on failed authentications, per address for requests that bring no credentials or an API key
+ *   that does not exist, per address and API key for an existing key with the wrong secret. Past
+ *   its limit an address's requests without credentials, and a key's requests from that address,
+ *   are refused before anything is looked up or hashed; any other key and secret from the address
+ *   is still checked (an unknown key answers 429 once checked), so clients sharing an address (a
+ *   NAT, a proxy that is not trusted) cannot lock each other's good credentials out;
  * - per address, on every route that needs no credentials (health, metrics, documents, keys,
  *   dashboard pages) and on unknown paths.
- * Addresses are request.ip, which honours EINVOICE_TRUST_PROXY; IPv6 ones by their /64.
+ * Addresses are request.ip, which honours EINVOICE_TRUST_PROXY; IPv6 ones by their /64. Requests
+ * that carry X-Forwarded-For while no proxy is trusted are reported once (a warning): behind a
+ * proxy, every client would count as the proxy's one address.
  */
 export function rateLimits(settings: RateLimitSettings, log: FastifyBaseLogger) {
   let reported = 0;
@@ -59,7 +69,25 @@ export function rateLimits(settings: RateLimitSettings, log: FastifyBaseLogger) 
       retryAfter: verdict.retryAfter,
     });
   };
-  const address = (request: FastifyRequest) => addressKey(request.ip);
+  let forwardedReported = false;
+  const address = (request: FastifyRequest) => {
+    // request.ips is only there when Fastify trusts a proxy (EINVOICE_TRUST_PROXY).
+    if (!forwardedReported && request.headers["x-forwarded-for"] !== undefined && request.ips === undefined) {
+      forwardedReported = true;
+      log.warn(
+        { remoteAddress: request.ip },
+        "requests arrive with X-Forwarded-For but no proxy is trusted: the rate limits count every client behind a proxy as the proxy's one address; set EINVOICE_TRUST_PROXY to the proxies' addresses (e.g. 10.0.0.0/8,127.0.0.1), or to true when nothing else can connect",
+      );
+    }
+    return addressKey(request.ip);
+  };
+  const failuresOf = (request: FastifyRequest, apiKey: string | undefined) =>
+    apiKey === undefined
+      ? { key: `auth-failures:${address(request)}`, what: "from this address" }
+      : // An address holds no "@": the key is what comes before the last one.
+        { key: `key-failures:${apiKey}@${address(request)}`, what: "from this address with this API key" };
+  const failureLimit = (verdict: Verdict, what: string) =>
+    refuse(verdict, `more than ${settings.authFailuresPerMin} failed authentications in a minute ${what}`);
 
   return {
     counter,
@@ -84,19 +112,25 @@ export function rateLimits(settings: RateLimitSettings, log: FastifyBaseLogger) 
       }
     },
 
-    /** Before the credentials are checked: an address past its failures is refused unread. */
-    beforeAuthentication(request: FastifyRequest): void {
-      const verdict = counter.peek(`auth-failures:${address(request)}`, settings.authFailuresPerMin);
-      if (!verdict.allowed) {
-        refuse(
-          verdict,
-          `more than ${settings.authFailuresPerMin} failed authentications in a minute from this address`,
-        );
-      }
+    /**
+     * Before the credentials are checked, refused unread: without an API key and secret, an address
+     * past its failures; with them, that key past its failures from this address. Another key from
+     * an address past its failures is checked: it may be a good one.
+     */
+    beforeAuthentication(request: FastifyRequest, apiKey: string | undefined): void {
+      const { key, what } = failuresOf(request, apiKey);
+      const verdict = counter.peek(key, settings.authFailuresPerMin);
+      if (!verdict.allowed) failureLimit(verdict, what);
     },
 
-    authenticationFailed(request: FastifyRequest): void {
-      counter.hit(`auth-failures:${address(request)}`, settings.authFailuresPerMin);
+    /**
+     * Counts a failure: an existing key's wrong secret for that key at this address, anything else
+     * for the address. Throws the 429 when this failure is past the limit.
+     */
+    authenticationFailed(request: FastifyRequest, apiKey: string | undefined, failure: AuthFailure): void {
+      const { key, what } = failuresOf(request, failure === "wrong_secret" ? apiKey : undefined);
+      const verdict = counter.hit(key, settings.authFailuresPerMin);
+      if (!verdict.allowed) failureLimit(verdict, what);
     },
 
     /** After authentication: the verified credential's budget. */

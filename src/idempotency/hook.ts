@@ -1,19 +1,14 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { Type } from "typebox";
-import { DomainError } from "../errors.ts";
+import { type DomainCode, DomainError } from "../errors.ts";
+import { sha256 } from "./answers.ts";
 import { fingerprint } from "./fingerprint.ts";
-import type { Claim, IdempotencyService } from "./service.ts";
+import type { Begun, Claim, IdempotencyService } from "./service.ts";
 
 export const IDEMPOTENCY_HEADER = "idempotency-key";
 export const REPLAYED_HEADER = "idempotent-replayed";
 const KEY = /^[\x20-\x7E]+$/;
 const MAX_KEY_LENGTH = 255;
-/**
- * The largest answer kept for replay (a batch of 1,000 signed invoices answers about 100 kB; one of
- * 1,000 invalid invoices, each with its violations, a few MB). A larger one is not kept: its retry
- * runs afresh, and finds the invoices it signed registered.
- */
-const MAX_STORED_BODY = 4 * 1024 * 1024;
 
 /** For the route schemas: the request header (checked by the hook itself) and the replay header. */
 export const IdempotencyHeaders = Type.Object({
@@ -49,6 +44,40 @@ function isOutcome(status: number, error: unknown): boolean {
   return error instanceof DomainError && error.code === "transmission_queued";
 }
 
+/** Refusals that come before anything is written: a request refused so changed nothing. */
+const REFUSED_UNCHANGED = new Set<DomainCode>([
+  "invalid_request",
+  "validation_failed",
+  "batch_refused",
+  "irn_exists",
+  "payload_too_large",
+  "unsupported_media_type",
+]);
+
+/**
+ * Whether an answer too large to keep (see `answers.ts`) came from a request that changed nothing,
+ * so that a retry may run it again: a refusal before any write, or a batch none of whose documents
+ * was signed (each invalid or a duplicate). Anything else did, or may have, done something.
+ */
+function changedNothing(status: number, error: unknown, body: string): boolean {
+  if (error instanceof DomainError) return REFUSED_UNCHANGED.has(error.code);
+  // The framework's own refusals (the body's schema, its JSON) come before the handler runs.
+  if (error !== undefined) return status >= 400 && status < 500;
+  if (status !== 200) return false;
+  try {
+    const { data } = JSON.parse(body) as { data?: unknown };
+    return (
+      Array.isArray(data) &&
+      data.length > 0 &&
+      data.every((result: { status?: unknown } | null) =>
+        ["invalid", "duplicate"].includes(String(result?.status)),
+      )
+    );
+  } catch {
+    return false;
+  }
+}
+
 function keyProblem(key: string): string | undefined {
   if (key.length > MAX_KEY_LENGTH) return `is ${key.length} characters long; at most ${MAX_KEY_LENGTH}`;
   if (key.length === 0) return "is empty";
@@ -62,7 +91,7 @@ function keyProblem(key: string): string | undefined {
  * is answered the same way when repeated.
  */
 export function idempotent(idempotency: Pick<IdempotencyService, "begin" | "complete" | "release">) {
-  type Held = { claim: Claim; error?: unknown };
+  type Held = { claim: Claim; replaces?: (Begun & { kind: "claimed" })["replaces"]; error?: unknown };
   const held = new WeakMap<FastifyRequest, Held>();
 
   return {
@@ -100,7 +129,7 @@ export function idempotent(idempotency: Pick<IdempotencyService, "begin" | "comp
         )
         .finally(() => reply.raw.off("close", away));
       if (begun.kind === "claimed") {
-        held.set(request, { claim: begun.claim });
+        held.set(request, { claim: begun.claim, ...(begun.replaces ? { replaces: begun.replaces } : {}) });
         return;
       }
       const { status, body, retryAfter } = begun.answer;
@@ -123,20 +152,23 @@ export function idempotent(idempotency: Pick<IdempotencyService, "begin" | "comp
       const holding = held.get(request);
       if (!holding) return payload;
       held.delete(request);
-      const { claim, error } = holding;
+      const { claim, replaces, error } = holding;
       try {
         const body =
           typeof payload === "string" ? payload : Buffer.isBuffer(payload) ? payload.toString() : null;
-        if (
-          body !== null &&
-          Buffer.byteLength(body) <= MAX_STORED_BODY &&
-          isOutcome(reply.statusCode, error)
-        ) {
+        const status = reply.statusCode;
+        if (body !== null && isOutcome(status, error)) {
+          // Run again for an answer too large to keep: when it answers the very same bytes, it is a
+          // replay as far as the client can tell.
+          if (replaces && replaces.status === status && replaces.sha256 === (await sha256(body))) {
+            void reply.header(REPLAYED_HEADER, "true");
+          }
           const retryAfter = Number(reply.getHeader("retry-after"));
           await idempotency.complete(claim, {
-            status: reply.statusCode,
+            status,
             body,
             retryAfter: Number.isInteger(retryAfter) ? retryAfter : null,
+            changedNothing: () => changedNothing(status, error, body),
           });
         } else {
           await idempotency.release(claim);

@@ -2,7 +2,8 @@ import { randomUUID } from "node:crypto";
 import { batcher } from "../batcher.ts";
 import { type Db, writeTransaction } from "../db/database.ts";
 import { DomainError } from "../errors.ts";
-import type { Answer, IdempotencyRepository, KeyRow } from "./repository.ts";
+import { keep, keptBody } from "./answers.ts";
+import { type Answer, type IdempotencyRepository, type KeyRow, NO_ANSWER } from "./repository.ts";
 
 /** A key is kept, and its answer replayed, for this long after it was claimed. */
 export const KEY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -11,6 +12,9 @@ export const KEY_TTL_MS = 24 * 60 * 60 * 1000;
  * long (sign-transmit waits at most a minute for the authority), so another may take the key over.
  */
 export const STALE_CLAIM_MS = 5 * 60 * 1000;
+/** A business's kept bytes are counted by slots of this length (see `overQuota`). */
+export const USAGE_SLOT_MS = 15 * 60 * 1000;
+const slotOf = (ms: number) => Math.floor(ms / USAGE_SLOT_MS);
 /** Keys deleted per statement when expired ones are pruned, and statements per pruning round. */
 const PRUNE_CHUNK = 1000;
 const PRUNE_CHUNKS_PER_ROUND = 50;
@@ -30,7 +34,17 @@ export type Claim = { businessId: string; key: string; token: string };
 
 export type StoredAnswer = { status: number; body: string; retryAfter: number | null };
 
-export type Begun = { kind: "claimed"; claim: Claim } | { kind: "replay"; answer: StoredAnswer };
+/** An answer to keep: `changedNothing` tells, of one too large to keep, whether it may be run again. */
+export type Outcome = StoredAnswer & { changedNothing: () => boolean };
+
+export type Begun =
+  | {
+      kind: "claimed";
+      claim: Claim;
+      /** A request run again, whose first answer was too large to keep: that answer's status and digest. */
+      replaces?: { status: number; sha256: string | null };
+    }
+  | { kind: "replay"; answer: StoredAnswer };
 
 /**
  * Idempotency-Key: the first request with a key claims it (an insert the primary key decides, so two
@@ -45,8 +59,10 @@ export function idempotencyService(deps: {
   keys: IdempotencyRepository;
   /** How long a request waits for another one holding its key, before a 409. */
   waitMs: number;
+  /** The bytes of answers one business's keys may keep over 24 hours (none taken past it). */
+  quotaBytes: number;
 }) {
-  const { db, keys, waitMs } = deps;
+  const { db, keys, waitMs, quotaBytes } = deps;
 
   // The claims (and the answers) of one turn of the event loop share one transaction, not a commit
   // apiece. A claim is not flushed to disk: the request's own writes (its sign, then its stored
@@ -64,12 +80,22 @@ export function idempotencyService(deps: {
       ),
     { maxBatch: 64, concurrency: 1 },
   );
-  const storing = batcher<{ claim: Claim; answer: Answer }, boolean>(
+  // Each kept answer's bytes are counted for its business in the same transaction: one row per
+  // business and slot, updated in the order of the business ids, so that two processes' batches
+  // never wait on each other's rows in opposite orders (a deadlock, on PostgreSQL).
+  const storing = batcher<{ claim: Claim; answer: Answer; bytes: number }, boolean>(
     (items) =>
       writeTransaction(db, async (tx) => {
         const stored: { ok: true; value: boolean }[] = [];
-        for (const { claim, answer } of items) {
-          stored.push({ ok: true, value: await keys.complete(idOf(claim), answer, tx) });
+        const counted = new Map<string, number>();
+        for (const { claim, answer, bytes } of items) {
+          const done = await keys.complete(idOf(claim), answer, tx);
+          if (done && bytes > 0) counted.set(claim.businessId, (counted.get(claim.businessId) ?? 0) + bytes);
+          stored.push({ ok: true, value: done });
+        }
+        const slot = slotOf(Date.now());
+        for (const businessId of [...counted.keys()].sort()) {
+          await keys.addUsage(businessId, slot, counted.get(businessId) ?? 0, tx);
         }
         return stored;
       }),
@@ -124,47 +150,108 @@ export function idempotencyService(deps: {
       retryAfter: 2,
     });
 
+  function notKept(request: KeyedRequest, row: KeyRow): DomainError {
+    const size = row.response_bytes === null ? "" : ` of ${row.response_bytes.toLocaleString("en-US")} bytes`;
+    const digest = row.response_sha256 === null ? "" : `, SHA-256 ${row.response_sha256}`;
+    return new DomainError("idempotency_answer_not_kept", {
+      message: "Answer not kept",
+      details: `the request with the Idempotency-Key '${request.key}' was done on ${row.created_at} and answered ${row.status}, but its answer${size}${digest} was too large to keep for replay; it is not done again: look its invoices up by IRN (lookup/{IRN})`,
+      publicMessage:
+        "This request was already done; its answer was too large to keep, and nothing was done again.",
+    });
+  }
+
+  /**
+   * The refusal of a business's new key when the answers its keys keep fill its quota: bytes counted
+   * by 15-minute slot, a slot's all expired 24 hours after its end, when Retry-After points.
+   */
+  async function overQuota(businessId: string): Promise<DomainError | undefined> {
+    const now = Date.now();
+    const { bytes, oldest } = await keys.usage(businessId, slotOf(now - KEY_TTL_MS));
+    if (bytes < quotaBytes) return undefined;
+    const freed = ((oldest ?? slotOf(now)) + 1) * USAGE_SLOT_MS + KEY_TTL_MS;
+    const retryAfter = Math.max(1, Math.ceil((freed - now) / 1000));
+    const used = bytes.toLocaleString("en-US");
+    return new DomainError("idempotency_quota_exceeded", {
+      message: "Idempotency-Key quota exceeded",
+      details: `the answers kept for this business's Idempotency-Keys of the last 24 hours take ${used} bytes, its quota is ${quotaBytes.toLocaleString("en-US")}: nothing was done; retry after ${retryAfter} s, when the oldest expire, or send the request without an Idempotency-Key`,
+      retryAfter,
+    });
+  }
+
+  const fresh = (request: KeyedRequest) => {
+    const token = randomUUID();
+    return {
+      claim: { businessId: request.businessId, key: request.key, token },
+      row: {
+        route: request.route,
+        fingerprint: request.fingerprint,
+        claim: token,
+        created_at: new Date().toISOString(),
+      },
+    };
+  };
+
+  /**
+   * What a retry gets from a key whose request has answered: that answer; or, when it was too large
+   * to keep, the request run again if it changed nothing (undefined: another retry took it first),
+   * else a 409.
+   */
+  async function answered(
+    request: KeyedRequest,
+    held: KeyRow & { status: number },
+  ): Promise<Begun | undefined> {
+    const body = await keptBody(held);
+    if (body !== undefined)
+      return { kind: "replay", answer: { status: held.status, body, retryAfter: held.retry_after } };
+    if (held.replay !== "rerun") throw notKept(request, held);
+    const again = fresh(request);
+    if (!(await writeTransaction(db, (tx) => keys.takeOver(held, again.row, tx)))) return undefined;
+    return {
+      kind: "claimed",
+      claim: again.claim,
+      replaces: { status: held.status, sha256: held.response_sha256 },
+    };
+  }
+
   return {
     /**
      * Claims the request's key, or answers what an earlier request with it answered. Throws a 422
      * when the key was used for another request, a 409 when its request is still running after
-     * `waitMs`, or at once when `gone` says the caller went away (a client that gave up and retries
-     * must not leave a waiter polling behind each attempt).
+     * `waitMs` (or answered too much to keep, having done something), a 429 when a new key would
+     * pass the business's quota, or at once when `gone` says the caller went away (a client that
+     * gave up and retries must not leave a waiter polling behind each attempt).
      */
     async begin(request: KeyedRequest, gone?: AbortSignal): Promise<Begun> {
       const deadline = Date.now() + waitMs;
       const id = { business_id: request.businessId, idempotency_key: request.key };
-      const fresh = () => {
-        const token = randomUUID();
-        return {
-          claim: { businessId: request.businessId, key: request.key, token },
-          row: {
-            route: request.route,
-            fingerprint: request.fingerprint,
-            claim: token,
-            created_at: new Date().toISOString(),
-          },
-        };
-      };
+      // Checked before any work, so a refusal loses nothing; a retry of a key already held is let by.
+      const full = await overQuota(request.businessId);
       for (;;) {
-        const attempt = fresh();
-        const row = { ...id, ...attempt.row, status: null, retry_after: null, response: null };
-        if (await claiming.submit(row)) return { kind: "claimed", claim: attempt.claim };
+        const attempt = fresh(request);
+        if (!full && (await claiming.submit({ ...id, ...attempt.row, ...NO_ANSWER }))) {
+          return { kind: "claimed", claim: attempt.claim };
+        }
         // Another request holds the key: watch its row until it answers, goes, or goes stale.
         for (let pause = 20; ; pause = Math.min(pause * 2, 250)) {
           const held = await keys.find(id);
-          if (!held) break;
+          if (!held) {
+            if (full) throw full;
+            break;
+          }
           const age = Date.now() - Date.parse(held.created_at);
           const expired = age >= KEY_TTL_MS;
           if (!expired && (held.route !== request.route || held.fingerprint !== request.fingerprint)) {
             throw reused(request, held);
           }
-          if (!expired && held.status !== null && held.response !== null) {
-            const answer = { status: held.status, body: held.response, retryAfter: held.retry_after };
-            return { kind: "replay", answer };
+          if (!expired && held.status !== null) {
+            const begun = await answered(request, { ...held, status: held.status });
+            if (begun) return begun;
+            continue;
           }
           if (expired || age >= STALE_CLAIM_MS) {
-            const again = fresh();
+            if (full) throw full;
+            const again = fresh(request);
             if (await writeTransaction(db, (tx) => keys.takeOver(held, again.row, tx))) {
               return { kind: "claimed", claim: again.claim };
             }
@@ -179,12 +266,17 @@ export function idempotencyService(deps: {
       }
     },
 
-    /** Stores the claim's answer for replay; false when the claim was taken over meanwhile. */
-    async complete(claim: Claim, answer: StoredAnswer): Promise<boolean> {
+    /**
+     * Stores the claim's answer for replay (see `answers.ts` for how), counting its bytes for the
+     * business; false when the claim was taken over meanwhile.
+     */
+    async complete(claim: Claim, outcome: Outcome): Promise<boolean> {
       try {
+        const { kept, bytes } = await keep(outcome.body, outcome.changedNothing);
         return await storing.submit({
           claim,
-          answer: { status: answer.status, response: answer.body, retry_after: answer.retryAfter },
+          answer: { status: outcome.status, retry_after: outcome.retryAfter, ...kept },
+          bytes,
         });
       } finally {
         settled(claim);
@@ -212,6 +304,8 @@ export function idempotencyService(deps: {
         deleted += chunk;
         if (chunk < PRUNE_CHUNK) break;
       }
+      // The usage of slots whose answers have all expired.
+      await writeTransaction(db, (tx) => keys.deleteUsageBefore(slotOf(now - KEY_TTL_MS), tx));
       return deleted;
     },
   };

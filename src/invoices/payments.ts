@@ -90,22 +90,29 @@ export function amountsOf(balance: Balance) {
   };
 }
 
-/** A payment the history holds: a replayed PARTIAL is recognised by these two. */
-export type RecordedPayment = { reference: string | null; amount_minor: number };
-
-/** The payments among an invoice's payment_updated entries (the ones that carry an amount). */
-export function recordedPayments(
-  details: readonly Record<string, unknown>[],
+/**
+ * What an update may repeat: a PARTIAL with a reference (not empty) and an amount in whole minor
+ * units is a retry when a payment with both is recorded on the invoice. Undefined for any other
+ * update, which is never taken for a retry.
+ */
+export function replayKey(
+  change: PaymentChange,
   digits: number,
-): RecordedPayment[] {
-  return details.flatMap((detail) => {
-    const amount = typeof detail.amount === "number" ? minorUnits(detail.amount, digits) : undefined;
-    if (amount === undefined) return [];
-    return [
-      { reference: typeof detail.reference === "string" ? detail.reference : null, amount_minor: amount },
-    ];
-  });
+): { reference: string; amount_minor: number } | undefined {
+  const reference = change.reference ?? "";
+  if (change.payment_status !== "PARTIAL" || reference === "" || change.amount === undefined)
+    return undefined;
+  const amount = minorUnits(change.amount, digits);
+  return amount === undefined ? undefined : { reference, amount_minor: amount };
 }
+
+/** What the invoice's recorded payments say of an update (found by index, not by reading them all). */
+export type RecordedPayments = {
+  /** A payment with the update's `replayKey` is recorded: the update is a retry. */
+  replay: boolean;
+  /** How many payments are recorded: while the invoice is open, all of them PARTIALs. */
+  count: number;
+};
 
 /** The invoice as a payment update sees it. */
 export type PayableInvoice = Balance & {
@@ -199,7 +206,35 @@ function paymentMinor(invoice: PayableInvoice, change: PaymentChange): number | 
       { path: "amount", rule: "precision", expected: `at most ${digits} decimals`, actual: change.amount },
     );
   }
+  // Float noise around zero (1e-9) is not a payment: it would record nothing and still be told.
+  if (amount === 0) {
+    throw refusal(
+      `amount ${change.amount} is less than one ${invoice.currency} minor unit: a payment is at least ${formatMinor(1, digits)} ${invoice.currency}`,
+      {
+        path: "amount",
+        rule: "precision",
+        expected: `at least ${toMajor(1, digits)}`,
+        actual: change.amount,
+      },
+    );
+  }
   return amount;
+}
+
+/** One invoice takes at most `limit` PARTIAL payments: each is a message to the authority. */
+export function checkPartialBound(invoice: PayableInvoice, recorded: number, limit: number): void {
+  if (recorded < limit) return;
+  const outstanding = invoice.payable_minor - invoice.paid_minor;
+  throw refusal(
+    `the invoice has ${recorded} PARTIAL payments recorded, the most one invoice may have: send PAID to settle the outstanding balance ${money(outstanding, invoice)}`,
+    {
+      path: "payment_status",
+      rule: "partial_payments_limit",
+      message: `at most ${limit} PARTIAL payments per invoice`,
+      expected: `at most ${limit} PARTIAL payments`,
+      actual: recorded + 1,
+    },
+  );
 }
 
 /** Why the invoice's status cannot change to `to`: PARTIAL has money paid, the others are final. */
@@ -308,13 +343,16 @@ function move(
 }
 
 /**
- * Decides an update against the invoice as it stands and the payments already recorded; throws the
- * 400 that says what is wrong. `now` is the clock, for the date's upper bound and its default.
+ * Decides an update against the invoice as it stands and the payments already recorded (`recorded`,
+ * found for the update's `replayKey`); throws the 400 that says what is wrong. `maxPartials`: the
+ * most PARTIAL payments one invoice takes. `now` is the clock, for the date's upper bound and its
+ * default.
  */
 export function decidePayment(
   invoice: PayableInvoice,
   change: PaymentChange,
-  recorded: readonly RecordedPayment[],
+  recorded: RecordedPayments,
+  maxPartials: number,
   now: number,
 ): PaymentDecision {
   const from = invoice.payment_status;
@@ -324,17 +362,10 @@ export function decidePayment(
   const amount = paymentMinor(invoice, change);
 
   // A retried PARTIAL (its answer was lost) finds its payment recorded, whatever happened since.
-  const reference = change.reference ?? null;
-  if (
-    to === "PARTIAL" &&
-    reference !== null &&
-    reference !== "" &&
-    recorded.some((p) => p.reference === reference && p.amount_minor === amount)
-  ) {
-    return { kind: "unchanged", replay: true };
-  }
+  if (to === "PARTIAL" && recorded.replay) return { kind: "unchanged", replay: true };
   if (to === from && to !== "PARTIAL") return { kind: "unchanged", replay: false };
   if (!canMove(from, to)) throw refusedMove(invoice, to);
+  if (to === "PARTIAL") checkPartialBound(invoice, recorded.count, maxPartials);
 
   const outstanding = invoice.payable_minor - invoice.paid_minor;
   if (amount !== undefined) checkPaymentFits(invoice, change, amount, outstanding);

@@ -4,7 +4,8 @@ import { parseIrn } from "../crypto/irn.ts";
 import { encryptQr, PayloadTooLarge, type QrCodec, UnusableQrKey } from "../crypto/qr.ts";
 import { DomainError } from "../errors.ts";
 import { ImageRefused, ImageTooLarge, parseImageDataUrl, type QrImage } from "../signing/qr-image-guard.ts";
-import { type QrImageReader, QrReaderBusy } from "../signing/qr-reader-pool.ts";
+import { type QrImageReader, QrReaderBusy, type ReadOptions } from "../signing/qr-reader-pool.ts";
+import { busyError, droppedError, JobDropped } from "../threads/fair-queue.ts";
 import type { InvoiceRepository } from "./repository.ts";
 
 function invalid(details: string): DomainError {
@@ -15,24 +16,23 @@ function invalid(details: string): DomainError {
   });
 }
 
+type Images = Pick<QrImageReader, "read"> & Partial<Pick<QrImageReader, "admit">>;
+
 /** The QR text in an image `code`, or null when `code` is not a data URL. */
-async function readImage(code: string, images: Pick<QrImageReader, "read">): Promise<string | null> {
+async function readImage(code: string, images: Images, options: ReadOptions): Promise<string | null> {
   let image: QrImage | null;
   let read: string | null;
   try {
+    // A business whose share of the decoder is taken is refused before its image is read.
+    if (/^data:/i.test(code)) images.admit?.(options.business);
     image = parseImageDataUrl(code);
     if (!image) return null;
-    read = await images.read(image);
+    read = await images.read(image, options);
   } catch (err) {
     if (err instanceof ImageTooLarge) throw invalid(`the image is too large for a QR code (${err.message})`);
     if (err instanceof ImageRefused) throw invalid(err.message);
-    if (err instanceof QrReaderBusy) {
-      throw new DomainError("service_unavailable", {
-        message: "Service temporarily unavailable",
-        details: `the QR image decoder is busy (${err.message}); retry after the indicated delay`,
-        retryAfter: 1,
-      });
-    }
+    if (err instanceof QrReaderBusy) throw busyError("the QR image decoder", err);
+    if (err instanceof JobDropped) throw droppedError(err);
     throw err;
   }
   if (read === null) {
@@ -49,7 +49,7 @@ export function qrService(deps: {
   qr: Pick<QrCodec, "open">;
   businesses: Pick<BusinessRepository, "findByCertificate">;
   invoices: Pick<InvoiceRepository, "find">;
-  images: Pick<QrImageReader, "read">;
+  images: Images;
 }) {
   const { qr, businesses, invoices, images } = deps;
   return {
@@ -86,9 +86,10 @@ export function qrService(deps: {
      * Anyone holding an invoice may check its QR code (a buyer verifies its seller's invoice), so the
      * answer is not limited to the caller's business; it reveals only what the code itself carries.
      */
-    async validate(code: string) {
+    async validate(code: string, options: ReadOptions = {}) {
       const trimmed = code.trim();
-      const text = (await readImage(trimmed, images)) ?? trimmed;
+      // An image waits its turn in the business's share of the decoder (`options.business`).
+      const text = (await readImage(trimmed, images, options)) ?? trimmed;
       if (!/^[A-Za-z0-9+/]+={0,2}$/.test(text)) throw invalid("the QR content is not base64 text");
       // One answer for every way the content fails to open, so the endpoint is no padding oracle.
       const payload = qr.open(text);

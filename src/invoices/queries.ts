@@ -69,6 +69,16 @@ function atAuthority(status: InvoiceState["status"], last: Record<string, unknow
   return { authority_state: state, authority_error: error as Record<string, unknown> | null };
 }
 
+/**
+ * What of an invoice's state its PDF may show besides the signed document, which never changes (its
+ * status, its payment status and amount paid): a rendered PDF is reused while this is unchanged.
+ */
+export function printedRevision(
+  row: Pick<InvoiceState, "status" | "payment_status" | "paid_minor" | "payment_reference">,
+): string {
+  return JSON.stringify([row.status, row.payment_status, Number(row.paid_minor), row.payment_reference]);
+}
+
 /** What is read of invoices: the full record, the simple one, the QR code and the lookup. */
 export function invoiceQueries(deps: {
   invoices: Pick<InvoiceRepository, "find" | "findByIrn" | "findState" | "events">;
@@ -85,8 +95,8 @@ export function invoiceQueries(deps: {
       : null;
   }
 
-  async function printableOf(row: InvoiceTable): Promise<InvoicePdfInput> {
-    return {
+  async function printableOf(row: InvoiceTable): Promise<{ input: InvoicePdfInput; revision: string }> {
+    const input: InvoicePdfInput = {
       irn: row.irn,
       status: row.status,
       document: readDocument(row),
@@ -95,6 +105,7 @@ export function invoiceQueries(deps: {
       signature: row.kid && row.hash ? { kid: row.kid, hash: row.hash } : null,
       signedAt: row.signed_at,
     };
+    return { input, revision: printedRevision(row) };
   }
 
   /** An invoice's full record: its state, the document as signed, the signature and the history. */
@@ -142,9 +153,19 @@ export function invoiceQueries(deps: {
       return verification.qrText(await load(principal, irn));
     },
 
-    /** What the buyer's PDF shows: the document as signed, its state, both QR texts, the signature. */
+    /**
+     * What the buyer's PDF shows: the document as signed, its state, both QR texts, the signature;
+     * with the row's `printedRevision`.
+     */
     async printable(principal: Principal, irn: string) {
       return printableOf(await load(principal, irn));
+    },
+
+    /** The invoice's `printedRevision`, from its state alone (the index that answers lookups). */
+    async printedRevision(principal: Principal, irn: string): Promise<string> {
+      const row = await invoices.findState(irn, principal.businessId);
+      if (!row) throw notFound(irn);
+      return printedRevision(row);
     },
 
     /** Any business's printable invoice, for the operator (the CLI), who acts for the service. */

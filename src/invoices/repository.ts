@@ -1,6 +1,6 @@
 import { type CompiledQuery, sql } from "kysely";
 import { type Db, type Executor, engineOf, powerOfTwoChunks } from "../db/database.ts";
-import type { InvoiceTable } from "../db/schema.ts";
+import type { InvoicePaymentTable, InvoiceTable } from "../db/schema.ts";
 
 /** One entry of an invoice's append-only history: what happened, when, and who did it. */
 export type InvoiceEvent = { at: string; type: string; actor: string; detail: Record<string, unknown> };
@@ -170,6 +170,46 @@ export function invoiceRepository(db: Db) {
         .where("paid_minor", "=", from.paid_minor)
         .executeTakeFirst();
       return Number(result.numUpdatedRows) === 1;
+    },
+
+    /**
+     * PostgreSQL: locks the invoice's row until the transaction ends, so the writes that number
+     * something per invoice take turns (other writers of the row wait too; the references other
+     * rows make to it do not). SQLite's write transactions take turns already (writeTransaction).
+     */
+    async lock(irn: string, tx: Executor): Promise<void> {
+      if (engineOf(tx) === "sqlite") return;
+      await tx.selectFrom("invoices").select("irn").where("irn", "=", irn).forNoKeyUpdate().execute();
+    },
+
+    /** Whether a payment with this reference and amount is recorded on the invoice (one index probe). */
+    async paymentRecorded(irn: string, reference: string, amountMinor: number, tx: Executor = db) {
+      const row = await tx
+        .selectFrom("invoice_payments")
+        .select("seq")
+        .where("irn", "=", irn)
+        .where("reference", "=", reference)
+        .where("amount_minor", "=", amountMinor)
+        .limit(1)
+        .executeTakeFirst();
+      return row !== undefined;
+    },
+
+    /** How many payments the invoice has recorded: the last one's number, read from the key. */
+    async paymentCount(irn: string, tx: Executor = db): Promise<number> {
+      const row = await tx
+        .selectFrom("invoice_payments")
+        .select("seq")
+        .where("irn", "=", irn)
+        .orderBy("seq", "desc")
+        .limit(1)
+        .executeTakeFirst();
+      return row ? Number(row.seq) : 0;
+    },
+
+    /** Records a payment; its number must follow the last one (the key refuses a number twice). */
+    async addPayment(row: InvoicePaymentTable, tx: Executor = db): Promise<void> {
+      await tx.insertInto("invoice_payments").values(row).execute();
     },
 
     /**

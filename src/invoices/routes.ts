@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { type TSchema, Type } from "typebox";
+import { clientGone } from "../http/client-gone.ts";
 import { action, withWarnings } from "../http/envelope.ts";
 import { EXAMPLES } from "../http/examples.ts";
 import { Action, Empty, errorResponses, IdenticalDocumentHeader, responses } from "../http/openapi.ts";
@@ -320,7 +321,8 @@ function pdfRoute(app: App, pdfs: Pick<InvoicePdfs, "pdf">): void {
       config: { handler: "invoice.pdf", failureMessage: "Failed to fetch invoice" },
     },
     async (request, reply) => {
-      const pdf = await pdfs.pdf(request.principal, request.params.irn);
+      // A PDF whose client has gone is not rendered.
+      const pdf = await pdfs.pdf(request.principal, request.params.irn, clientGone(reply));
       return reply
         .type("application/pdf")
         .header(

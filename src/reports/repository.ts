@@ -2,19 +2,21 @@ import type { Db, Executor } from "../db/database.ts";
 
 export function reportRepository(db: Db) {
   return {
+    /** `number` follows the invoice's last report: the unique (irn, number) index refuses a repeat. */
     async insert(
-      row: { irn: string; business_id: string; report: string; created_at: string },
+      row: { irn: string; business_id: string; report: string; created_at: string; number: number },
       tx: Executor = db,
     ) {
       await tx.insertInto("fiscalization_reports").values(row).execute();
     },
-    async forInvoice(irn: string, tx: Executor = db) {
-      return tx
+    /** How many reports the invoice has, from the index on (irn, number); there are a few at most. */
+    async countFor(irn: string, tx: Executor = db): Promise<number> {
+      const row = await tx
         .selectFrom("fiscalization_reports")
-        .select(["report", "created_at"])
+        .select((eb) => eb.fn.countAll<number | string>().as("count"))
         .where("irn", "=", irn)
-        .orderBy("id")
-        .execute();
+        .executeTakeFirstOrThrow();
+      return Number(row.count);
     },
   };
 }

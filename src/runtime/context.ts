@@ -127,7 +127,11 @@ function outboxOf(
   const outbox = outboxRepository(db);
   const notifier = webhookNotifier({ outbox, webhooks: webhooksRepo });
   const authority = authorityOf(config);
-  const forwarder = authorityForwarder({ outbox, authority });
+  const forwarder = authorityForwarder({
+    outbox,
+    authority,
+    maxQueued: config.bounds.queuedForwardsPerBusiness,
+  });
   const lifecycle = invoiceLifecycle({ invoices: invoicesRepo, notifier, sealer, forwarder });
   const settling = jobSettling({ db, outbox });
   const settings = config.outbox;
@@ -258,12 +262,23 @@ export async function createContext(config: Config) {
     strictSupplier: config.strictSupplier,
     onSigned: counters.signed,
   });
-  const payments = paymentService({ db, invoices: invoicesRepo, lifecycle });
-  const reports = reportService({ db, reports: reportRepository(db), invoices: invoicesRepo, forwarder });
+  const payments = paymentService({
+    db,
+    invoices: invoicesRepo,
+    lifecycle,
+    maxPartials: config.bounds.partialPaymentsPerInvoice,
+  });
+  const reports = reportService({
+    db,
+    reports: reportRepository(db),
+    invoices: invoicesRepo,
+    forwarder,
+    maxReports: config.bounds.vatReportsPerInvoice,
+  });
   const idempotency = idempotencyService({
     db,
     keys: idempotencyRepository(db),
-    waitMs: config.idempotencyWaitMs,
+    ...config.idempotency,
   });
 
   // QR images are decoded on a thread of their own, started on the first image.

@@ -1,17 +1,29 @@
 import { Worker } from "node:worker_threads";
+import { FairQueue, type Job, QueueFull } from "../threads/fair-queue.ts";
 import { ImageUnreadable } from "./qr-image-decoder.ts";
 import type { QrImage } from "./qr-image-guard.ts";
 
+/** Whose image it is (its share of the queue), and the signal that drops it while it waits. */
+export type ReadOptions = { business?: string | undefined; signal?: AbortSignal | undefined };
+
 export type QrImageReader = {
   /** The QR text in an image the guard accepted; null when it holds none. */
-  read(image: QrImage): Promise<string | null>;
+  read(image: QrImage, options?: ReadOptions): Promise<string | null>;
+  /** Throws the QrReaderBusy an image of `business` would meet now: refused before the image is read. */
+  admit(business: string | undefined): void;
+  /** Images decoded, dropped while waiting (client gone), refused (queue full); waiting and decoding now. */
+  stats(): { decoded: number; dropped: number; refused: number; waiting: number; running: number };
   /** Decoding threads started so far: one, plus one per thread replaced (time, memory or crash). */
   threadsStarted(): number;
   close(): Promise<void>;
 };
 
-/** Every decoding slot is taken: the caller should come back shortly. */
-export class QrReaderBusy extends Error {}
+/** The business's share of the queue (or the whole queue) is taken: the caller should come back shortly. */
+export class QrReaderBusy extends QueueFull {}
+
+/** Images of one business that may wait, and images that may wait in all. */
+export const QR_SHARE = 4;
+export const QR_QUEUE = 16;
 
 /** The image took longer to decode than any QR code needs; the thread decoding it was replaced. */
 export class DecodeTimeLimit extends ImageUnreadable {}
@@ -24,11 +36,6 @@ const THREAD_LIMITS = { maxOldGenerationSizeMb: 96, maxYoungGenerationSizeMb: 16
 
 const THREAD = new URL("./qr-reader-thread.mjs", import.meta.url);
 
-type Job = {
-  image: QrImage;
-  resolve(text: string | null): void;
-  reject(err: Error): void;
-};
 type Reply =
   | { ready: true }
   | { started: number }
@@ -39,8 +46,10 @@ type Reply =
 /**
  * Decodes QR images on a thread of its own, one at a time. A decode takes 3–40 ms (a 2,000 × 2,000
  * image, more for crafted ones), time the event loop would otherwise not spend answering anyone
- * else. At most `maxQueue` images wait their turn; one that is still decoding after `timeLimitMs`
- * is answered as unreadable and its thread replaced (terminating a thread interrupts WebAssembly).
+ * else. Images wait their turn in a queue shared fairly between businesses (src/threads/fair-queue.ts):
+ * at most `share` of one business, `maxQueue` in all, taken in turn by business; a waiting image
+ * whose client went away is never decoded. One that is still decoding after `timeLimitMs` is
+ * answered as unreadable and its thread replaced (terminating a thread interrupts WebAssembly).
  *
  * Memory: the thread's JavaScript heap is capped (a thread that exceeds it stops, and the image is
  * answered as unreadable); WebAssembly memory grows to what the largest image needed and never
@@ -49,15 +58,20 @@ type Reply =
  */
 // biome-ignore lint/complexity/noExcessiveLinesPerFunction: a factory: the pool's operations are its closures, each short
 export function qrImageReader(
-  options: { timeLimitMs?: number; maxQueue?: number; memoryLimitMb?: number } = {},
+  options: { timeLimitMs?: number; maxQueue?: number; share?: number; memoryLimitMb?: number } = {},
 ): QrImageReader {
   const timeLimitMs = options.timeLimitMs ?? 1500;
-  const maxQueue = options.maxQueue ?? 16;
   const memoryLimit = (options.memoryLimitMb ?? 256) * 2 ** 20;
-  const queue: Job[] = [];
+  type Read = Job<QrImage, string | null>;
+  const queue = new FairQueue<QrImage, string | null>({
+    share: options.share ?? QR_SHARE,
+    capacity: options.maxQueue ?? QR_QUEUE,
+    work: { one: "image", plural: "images", verb: "decoded" },
+    refusal: QrReaderBusy,
+  });
   let worker: Worker | undefined;
   let ready = false;
-  let current: { id: number; job: Job; timer?: NodeJS.Timeout } | undefined;
+  let current: { id: number; job: Read; timer?: NodeJS.Timeout } | undefined;
   let nextId = 0;
   let closed = false;
   let started = 0;
@@ -69,7 +83,7 @@ export function qrImageReader(
     void old?.terminate();
   }
 
-  function settle(): Job | undefined {
+  function settle(): Read | undefined {
     if (!current) return undefined;
     clearTimeout(current.timer);
     const { job } = current;
@@ -109,7 +123,7 @@ export function qrImageReader(
       const job = settle();
       // Failing to start is the service's fault, and every waiting image would meet the same.
       if (!job) {
-        for (const waiting of queue.splice(0)) waiting.reject(err);
+        queue.clear(err);
         return;
       }
       job.reject(
@@ -132,22 +146,22 @@ export function qrImageReader(
   }
 
   function pump() {
-    if (closed || current || queue.length === 0) {
+    if (closed || current || queue.waiting === 0) {
       // Idle, the thread must not keep the process alive.
-      if (!current && queue.length === 0) worker?.unref();
+      if (!current && queue.waiting === 0) worker?.unref();
       return;
     }
     if (!worker) worker = start();
     worker.ref();
     if (!ready) return;
-    const job = queue.shift() as Job;
+    const job = queue.take() as Read;
     const id = nextId++;
     current = { id, job };
-    worker.postMessage({ id, image: job.image });
+    worker.postMessage({ id, image: job.input });
   }
 
   /** From when the thread has the image: neither the queue nor the thread's start-up counts. */
-  function limit(id: number, job: Job): NodeJS.Timeout {
+  function limit(id: number, job: Read): NodeJS.Timeout {
     return setTimeout(() => {
       if (current?.id !== id) return;
       settle();
@@ -162,16 +176,26 @@ export function qrImageReader(
   }
 
   return {
-    read(image) {
+    read(image, { business, signal } = {}) {
       if (closed) return Promise.reject(new Error("the QR image reader is closed"));
-      if (queue.length >= maxQueue) {
-        return Promise.reject(new QrReaderBusy(`its queue of ${maxQueue} waiting images is full`));
-      }
-      return new Promise<string | null>((resolve, reject) => {
-        queue.push({ image, resolve, reject });
-        pump();
-      });
+      const read = queue.submit(business, image, signal);
+      pump();
+      return read;
     },
+    admit(business) {
+      const refusal = queue.refusal(business);
+      if (refusal) {
+        queue.counts.refused++;
+        throw refusal;
+      }
+    },
+    stats: () => ({
+      decoded: queue.counts.ran,
+      dropped: queue.counts.dropped,
+      refused: queue.counts.refused,
+      waiting: queue.waiting,
+      running: queue.running,
+    }),
     threadsStarted: () => started,
     async close() {
       closed = true;
@@ -180,7 +204,7 @@ export function qrImageReader(
       const job = settle();
       const err = new Error("the QR image reader is closed");
       job?.reject(err);
-      for (const waiting of queue.splice(0)) waiting.reject(err);
+      queue.clear(err);
       await stopping?.terminate();
     },
   };

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { type TSchema, Type } from "typebox";
 import type { Signer } from "../crypto/signer.ts";
+import { clientGone } from "../http/client-gone.ts";
 import { action } from "../http/envelope.ts";
 import { Action, responses } from "../http/openapi.ts";
 import type { QrService } from "../invoices/qr-service.ts";
@@ -71,7 +72,15 @@ export function signingRoutes(deps: {
         },
         config: { handler: "qr.validate", failureMessage: "QR Code validation failed" },
       },
-      async (request) => action("QR Code validated successfully", await deps.qr.validate(request.body.code)),
+      async (request, reply) =>
+        action(
+          "QR Code validated successfully",
+          // An image waits its turn in the caller's business's share; its client gone, it is not decoded.
+          await deps.qr.validate(request.body.code, {
+            business: request.principal.businessId,
+            signal: clientGone(reply),
+          }),
+        ),
     );
 
     app.post(

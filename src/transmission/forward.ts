@@ -1,5 +1,6 @@
 import { type Db, type Executor, writeTransaction } from "../db/database.ts";
 import type { OutboxJob } from "../db/schema.ts";
+import { DomainError } from "../errors.ts";
 import {
   backoffMs,
   type OutboxSettings,
@@ -20,19 +21,33 @@ import { iso, type JobHandler, type JobSettling, type Outcome } from "./jobs.ts"
 import type { OutboxRepository } from "./outbox-repository.ts";
 import type { DeliveryPort } from "./port.ts";
 
+/** When a business whose forwards are at their bound may try again: some will be done by then. */
+export const QUEUE_FULL_RETRY_AFTER_S = 60;
+
 /**
  * What the authority is told after an invoice's delivery, when it keeps such things (MBS: payment
  * updates, VAT reports). Queued in the transaction of the change it reports, only when the
- * connector forwards at all.
+ * connector forwards at all. A business has at most `maxQueued` waiting: past that the change is
+ * refused (429), and its transaction, the change with it, rolled back.
  */
 export function authorityForwarder(deps: {
-  outbox: Pick<OutboxRepository, "enqueue">;
+  outbox: Pick<OutboxRepository, "enqueue" | "queuedForwards">;
   authority: Pick<AuthorityConnector, "forward">;
+  maxQueued: number;
 }) {
-  const { outbox, authority } = deps;
+  const { outbox, authority, maxQueued } = deps;
   return {
     async forward(message: ForwardedMessage, businessId: string, at: string, tx: Executor): Promise<void> {
       if (!authority.forward) return;
+      // Counted in the change's transaction but not under a lock of the business: changes of several
+      // invoices at once may each find room for one more (the bound is passed by at most as many).
+      if ((await outbox.queuedForwards(businessId, maxQueued, tx)) >= maxQueued) {
+        throw new DomainError("forward_queue_full", {
+          message: "Too many requests",
+          details: `this business has ${maxQueued} messages waiting to be sent to the tax authority, the most it may have: nothing was recorded; retry after ${QUEUE_FULL_RETRY_AFTER_S} s`,
+          retryAfter: QUEUE_FULL_RETRY_AFTER_S,
+        });
+      }
       await outbox.enqueue(
         {
           kind: "forward",

@@ -1,4 +1,4 @@
-import type { Insertable } from "kysely";
+import { type Insertable, sql } from "kysely";
 import { type Db, type Executor, engineOf, powerOfTwoChunks } from "../db/database.ts";
 import type { JobKind, OutboxJob, OutboxJobTable } from "../db/schema.ts";
 
@@ -21,6 +21,19 @@ export function outboxRepository(db: Db) {
         );
       }
       return created;
+    },
+
+    /**
+     * A business's forwards waiting for the authority, counted up to `limit` (so never more than
+     * `limit` entries of the index of 0015 are read). The states are literals: SQLite uses a partial
+     * index only for a query that names its condition's values.
+     */
+    async queuedForwards(businessId: string, limit: number, tx: Executor = db): Promise<number> {
+      const { rows } = await sql<{ count: number | string }>`select count(*) as count from (
+          select 1 from outbox_jobs
+          where business_id = ${businessId} and kind = 'forward' and state = 'pending'
+          limit ${limit}) queued`.execute(tx);
+      return Number(rows[0]?.count ?? 0);
     },
 
     async openDelivery(irn: string, tx: Executor = db): Promise<OutboxJob | undefined> {

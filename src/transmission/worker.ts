@@ -78,6 +78,10 @@ export function createWorker(deps: {
       }
       // Full batch: look again at once; otherwise wait for a slot, a wake-up or the poll interval.
       if (claimed === 0 || running.size >= concurrency) await sleep(pollMs);
+      // Looking again at once still lets I/O in first: on SQLite a claim completes without
+      // waiting on any socket, and jobs due again at once (a short backoff) would otherwise keep
+      // this loop from ever reading the answers its own deliveries are waiting for.
+      else await new Promise((resolve) => setImmediate(resolve));
     }
   }
 

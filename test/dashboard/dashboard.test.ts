@@ -1,8 +1,10 @@
 import assert from "node:assert/strict";
+import { createHmac } from "node:crypto";
 import { type TestContext, test } from "node:test";
 import pino from "pino";
 import { loadConfig } from "../../src/config.ts";
 import { newProductionSecrets } from "../../src/crypto/keyring.ts";
+import { operatorSession } from "../../src/dashboard/session.ts";
 import { openDatabase } from "../../src/db/database.ts";
 import { migrateToLatest } from "../../src/db/migrations.ts";
 import { type Context, createContext, createServer } from "../../src/main.ts";
@@ -149,17 +151,26 @@ test("sign-in: signed-out pages redirect keeping the URL, the session cookie is 
   assert.equal(inside.statusCode, 200);
   assert.match(inside.body, /<table id="invoices">/);
 
-  // The value is the expiry, signed: a later expiry under the old signature is refused.
+  // The value is the issue time, signed: a later one under the old signature is refused.
   const value = decodeURIComponent(session.value);
-  const expiry = /^(\d+)\./.exec(value)?.[1];
-  assert.ok(expiry, value);
-  const forged = `${Number(expiry) + 86_400_000}${value.slice(expiry.length)}`;
+  const issued = /^issued-(\d+)\./.exec(value)?.[1];
+  assert.ok(issued, value);
+  const forged = `issued-${Number(issued) + 86_400_000}${value.slice(`issued-${issued}`.length)}`;
   const tampered = await app.inject({
     url: "/dashboard",
     headers: { cookie: `einvoice_operator=${encodeURIComponent(forged)}` },
   });
   assert.equal(tampered.statusCode, 303);
   assert.match(String(tampered.headers.location), /^\/dashboard\/login\?/);
+  // Signed with the right key, an issue time is accepted; a bare expiry (the earlier format, which
+  // no sign-out could end) is not.
+  const { cookieSecret } = operatorSession({ operatorPassword: password, pepper: ctx.operator.pepper });
+  const signed = (text: string) =>
+    `einvoice_operator=${encodeURIComponent(`${text}.${createHmac("sha256", cookieSecret).update(text).digest("base64").replace(/=/g, "")}`)}`;
+  const own = await app.inject({ url: "/dashboard", headers: { cookie: signed(`issued-${Date.now()}`) } });
+  assert.equal(own.statusCode, 200);
+  const legacy = signed(String(Date.now() + 60 * 60 * 1000));
+  assert.equal((await app.inject({ url: "/dashboard", headers: { cookie: legacy } })).statusCode, 303);
 
   // A genuine session ends on its own after twelve hours.
   t.mock.timers.enable({ apis: ["Date"], now: Date.now() + 12 * 60 * 60 * 1000 + 1000 });
@@ -190,6 +201,81 @@ test("sign-in: signed-out pages redirect keeping the URL, the session cookie is 
   assert.equal(add.statusCode, 401);
   isHtml(add);
   assert.equal((await ctx.businesses.list()).length, before, "nothing was added");
+});
+
+test("sign-out ends every session: a captured cookie is refused at once, in another process within a second or two; a changed password ends the sessions before it", async (t) => {
+  const first = await build(t);
+  const password = passwordOf(first.ctx);
+  /** Another API process on the same database and data folder (secrets), as `serve` forks. */
+  const processOn = async (env: Record<string, string> = {}) => {
+    const ctx = await createContext(
+      loadConfig({
+        EINVOICE_DATABASE_URL: first.databaseUrl,
+        EINVOICE_DATA_DIR: first.dir,
+        EINVOICE_LOG_LEVEL: "silent",
+        ...env,
+      }),
+    );
+    const app = await createServer(ctx, pino({ level: "silent" }));
+    t.after(async () => {
+      await app.close();
+      await ctx.close();
+    });
+    return app;
+  };
+  const second = await processOn();
+  const page = (app: App, cookie: string) => app.inject({ url: "/dashboard", headers: { cookie } });
+  const signedOut = (res: { statusCode: number; headers: Record<string, unknown> }) => {
+    // As for a request with no session at all: to the sign-in page, keeping where it was going.
+    assert.equal(res.statusCode, 303);
+    assert.equal(String(res.headers.location), `${LOGIN}?next=%2Fdashboard`);
+  };
+
+  // A cookie copied from the operator's browser (a shared machine, a proxy log), and the browser's own.
+  const captured = await login(first.app, password);
+  const browser = await login(first.app, password);
+  for (const app of [first.app, second]) {
+    assert.equal((await page(app, captured)).statusCode, 200, "any process accepts a session");
+  }
+
+  const out = await first.app.inject({
+    method: "POST",
+    url: "/dashboard/logout",
+    headers: { cookie: browser },
+  });
+  assert.equal(out.statusCode, 303);
+  // At once in the process that signed out, for every session issued before it.
+  signedOut(await page(first.app, captured));
+  signedOut(await page(first.app, browser));
+  const post = await first.app.inject({
+    method: "POST",
+    url: "/dashboard/businesses",
+    headers: { ...FORM, cookie: captured },
+    payload: form({ name: "After sign-out Ltd", tin: "12345678-0001" }),
+  });
+  assert.equal(post.statusCode, 401);
+  assert.match(post.body, /Signed out/);
+  // In the other process as soon as its copy of the last sign-out is renewed (once a second).
+  await eventually(async () => (await page(second, captured)).statusCode === 303, 3000, "the other process");
+  signedOut(await page(second, captured));
+
+  // Signing in again right after, in either process, gives a session that works everywhere.
+  for (const app of [first.app, second]) {
+    const fresh = await login(app, password);
+    assert.equal((await page(first.app, fresh)).statusCode, 200);
+    assert.equal((await page(second, fresh)).statusCode, 200);
+  }
+
+  // A changed operator password ends every session issued under the old one: the cookie's
+  // signature key is derived from the password. The old password no longer signs in.
+  const before = await login(first.app, password);
+  const newPassword = "a brand new operator password";
+  const changed = await processOn({ EINVOICE_OPERATOR_PASSWORD: newPassword });
+  signedOut(await page(changed, before));
+  assert.equal((await postLogin(changed, { password })).statusCode, 401);
+  const after = await login(changed, newPassword);
+  assert.equal((await page(changed, after)).statusCode, 200);
+  signedOut(await page(first.app, after));
 });
 
 test("the session cookie is Secure when the request came over HTTPS through a trusted proxy, and only then", async (t) => {

@@ -47,13 +47,29 @@ test("the PDF thread renders what the event loop would, keeps the loop free, and
   const busy = [renderer.render(big), renderer.render(big), renderer.render(big)];
   await assert.rejects(renderer.render(big), PdfRendererBusy);
   await Promise.all(busy);
+  const printable = async () => ({ input: big, revision: "TRANSMITTED" });
   const pdfs = invoicePdfs({
-    records: { printable: async () => big, operatorPrintable: async () => big },
-    renderer: { render: () => Promise.reject(new PdfRendererBusy("3 PDFs are waiting to be rendered")) },
+    records: { printable, operatorPrintable: printable, printedRevision: async () => "TRANSMITTED" },
+    renderer: {
+      render: () =>
+        Promise.reject(
+          new PdfRendererBusy("this business has 4 PDFs waiting to be rendered and 1 being rendered", {
+            waiting: 4,
+            running: 1,
+            reason: "share",
+            retryAfter: 1,
+          }),
+        ),
+    },
   });
   await assert.rejects(
     pdfs.operatorPdf("X"),
-    (err) => err instanceof DomainError && err.code === "service_unavailable" && err.retryAfter === 1,
+    (err) =>
+      err instanceof DomainError &&
+      err.code === "service_unavailable" &&
+      err.retryAfter === 1 &&
+      err.busy &&
+      /4 PDFs waiting/.test(err.details),
   );
 });
 

@@ -109,7 +109,7 @@ const check = (rule: Rule, doc: Doc, ctx: RuleContext = CTX) => rule.check(doc, 
 
 // ---- The rule set ----
 
-test("the rule set holds the fifteen rules, each with a name and a severity", () => {
+test("the rule set holds the sixteen rules, each with a name and a severity", () => {
   assert.deepEqual(
     INVOICE_RULES.map((r) => r.name),
     [
@@ -128,11 +128,13 @@ test("the rule set holds the fifteen rules, each with a name and a severity", ()
       "authority_disputed",
       "unknown_fields",
       "product_catalog",
+      "bidi_control",
     ],
   );
   const warnings = INVOICE_RULES.filter((r) => r.severity === "warning").map((r) => r.name);
   assert.deepEqual(warnings.sort(), [
     "authority_disputed",
+    "bidi_control",
     "irn_date",
     "precision",
     "product_catalog",

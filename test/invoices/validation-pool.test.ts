@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { DomainError } from "../../src/errors.ts";
 import type { RuleContext } from "../../src/invoices/rules/types.ts";
 import { validateInvoice } from "../../src/invoices/validation.ts";
 import { INLINE_LINES, validationPool } from "../../src/invoices/validation-pool.ts";
@@ -123,4 +124,34 @@ test("checking a 10,000-line document on the thread leaves the event loop free",
   );
   // A pool that checked in place would hold the loop for all three checks at once: three times `inPlace`.
   assert.ok(threaded < 50 || threaded < inPlace / 2, `the event loop waited ${threaded.toFixed(0)} ms`);
+});
+
+test("the thread takes each business's documents in turn; past its share, a business is refused with a 503 naming its backlog", async (t) => {
+  const pool = validationPool({ thread: true, share: 2 });
+  t.after(() => pool.close());
+  const other: RuleContext = { business: { id: "another", service_id: "ZZ99YY88" } };
+  const order: string[] = [];
+  const check = (ctx: RuleContext, name: string) =>
+    pool.validate(large(INLINE_LINES + 1), ctx).then(
+      () => order.push(name),
+      (err: unknown) => {
+        order.push(`${name} refused`);
+        throw err;
+      },
+    );
+  const mine = Array.from({ length: 5 }, () => check(CTX, "A"));
+  const theirs = check(other, "B");
+  const settled = await Promise.allSettled([...mine, theirs]);
+  // A: one checking, two waiting, two refused; B's one comes right after A's first.
+  const refused = settled.filter((result) => result.status === "rejected");
+  assert.equal(refused.length, 2);
+  for (const result of refused) {
+    const err = (result as PromiseRejectedResult).reason;
+    assert.ok(err instanceof DomainError && err.code === "service_unavailable" && err.busy);
+    assert.match(
+      err.details,
+      /^the validation thread is busy: this business has 2 documents waiting to be checked and 1 being checked/,
+    );
+  }
+  assert.deepEqual(order, ["A refused", "A refused", "A", "B", "A", "A"]);
 });

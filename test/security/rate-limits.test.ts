@@ -22,7 +22,7 @@ function tooMany(res: LightMyRequestResponse): string {
   return String(body.error.details);
 }
 
-/** `build`, with the credential check counted (the real one, wrapped). */
+/** `build`, with the credential check counted (the real one, wrapped) and the log kept. */
 async function counted(t: TestContext, env: Record<string, string>) {
   const dir = tempDir(t);
   const database = await freshDatabase(dir);
@@ -40,13 +40,16 @@ async function counted(t: TestContext, env: Record<string, string>) {
     checks.count += 1;
     return authenticate(apiKey, apiSecret);
   };
-  const app = await createServer(ctx, pino({ level: "silent" }));
+  // The server's own log, warnings and above, one JSON line each.
+  const logged: Json[] = [];
+  const logger = pino({ level: "warn" }, { write: (line: string) => logged.push(JSON.parse(line)) });
+  const app = await createServer(ctx, logger);
   t.after(async () => {
     await app.close();
     await ctx.close();
     await database.drop();
   });
-  return { app, ctx, checks };
+  return { app, ctx, checks, logged };
 }
 
 const from = (remoteAddress: string, options: InjectOptions): InjectOptions => ({
@@ -54,32 +57,122 @@ const from = (remoteAddress: string, options: InjectOptions): InjectOptions => (
   remoteAddress,
 });
 
-test("failed authentications are limited per address, and refused before the credentials are checked", async (t) => {
+test("failed authentications: unknown keys limited per address, a key's wrong secrets per address and key, both refused before any check where nothing could pass", async (t) => {
   const { app, ctx, checks } = await counted(t, { EINVOICE_AUTH_FAILURES_PER_MIN: "5" });
   const a = await tenant(ctx);
   const wrong = { "api-key": a.api_key, "api-secret": `${a.api_secret}x` };
+  const unknown = (i: number) => ({ "api-key": `ak_unknown_${i}`, "api-secret": "whatever" });
   const attacker = "203.0.113.7";
 
-  // No credentials at all is a failure too.
+  // No credentials at all is a failure too, counted for the address as an unknown key is.
   assert.equal((await app.inject(from(attacker, { url: "/" }))).statusCode, 401);
   for (let i = 0; i < 4; i++) {
-    assert.equal((await app.inject(from(attacker, { url: "/", headers: wrong }))).statusCode, 401);
+    assert.equal((await app.inject(from(attacker, { url: "/", headers: unknown(i) }))).statusCode, 401);
   }
   assert.equal(checks.count, 5);
-  const refused = await app.inject(
-    from(attacker, { url: "/api/v1/einvoice/resources/states", headers: wrong }),
-  );
+  // Past the limit, a request without credentials is refused before anything is looked up.
+  const refused = await app.inject(from(attacker, { url: "/api/v1/einvoice/resources/states" }));
   assert.match(tooMany(refused), /^more than 5 failed authentications in a minute from this address;/);
-  // Even good credentials wait now: the refusal comes before anything is looked up or hashed.
+  assert.equal(checks.count, 5, "no credential check without credentials");
+  // An unknown key is looked up (it might have been a good one), then refused all the same.
+  tooMany(await app.inject(from(attacker, { url: "/", headers: unknown(99) })));
+  assert.equal(checks.count, 6);
+  // A good key and secret from the same address are served: others' failures are not theirs.
+  assert.equal((await app.inject(from(attacker, { url: "/", headers: a.headers }))).statusCode, 200);
+
+  // Wrong secrets for an existing key count for that key at this address, apart from the above.
+  for (let i = 0; i < 5; i++) {
+    assert.equal((await app.inject(from(attacker, { url: "/", headers: wrong }))).statusCode, 401);
+  }
+  const before = checks.count;
+  const keyLimited = await app.inject(from(attacker, { url: "/", headers: wrong }));
+  assert.match(
+    tooMany(keyLimited),
+    /^more than 5 failed authentications in a minute from this address with this API key;/,
+  );
+  // Past it, this key from this address waits, good secret included: no secret can be guessed
+  // beyond the limit, and the refusal comes before anything is looked up or hashed.
   tooMany(await app.inject(from(attacker, { url: "/", headers: a.headers })));
-  assert.equal(checks.count, 5, "no credential check after the limit");
+  assert.equal(checks.count, before, "no credential check for the limited key");
 
   // Another address, with the same business's credentials, is served: only its own failures count.
   const office = "198.51.100.20";
   assert.equal((await app.inject(from(office, { url: "/", headers: a.headers }))).statusCode, 200);
   assert.equal((await app.inject(from(office, { url: "/", headers: wrong }))).statusCode, 401);
+  assert.equal((await app.inject(from(office, { url: "/", headers: unknown(1) }))).statusCode, 401);
   // Routes without credentials stay open to the limited address: they cost no credential check.
   assert.equal((await app.inject(from(attacker, { url: "/healthz" }))).statusCode, 200);
+});
+
+test("a good key keeps working while 200 bad credentials arrive from its address (one NAT); unknown keys stay capped per address", async (t) => {
+  const { app, ctx, checks } = await counted(t, { EINVOICE_AUTH_FAILURES_PER_MIN: "5" });
+  const a = await tenant(ctx);
+  const b = await tenant(ctx);
+  const nat = "192.0.2.77";
+  // What other clients behind the same address send: nothing, keys that do not exist, a key
+  // without its secret, another business's key with a wrong secret.
+  const bad: { kind: "address" | "b"; headers: Record<string, string> }[] = [
+    { kind: "address", headers: {} },
+    { kind: "address", headers: { "api-key": "ak_nobody", "api-secret": "nothing" } },
+    { kind: "address", headers: { "api-key": a.api_key } },
+    { kind: "b", headers: { "api-key": b.api_key, "api-secret": `${b.api_secret}x` } },
+  ];
+  const seen = { address: [] as number[], b: [] as number[] };
+  for (let i = 0; i < 200; i++) {
+    const { kind, headers } = bad[i % bad.length] as (typeof bad)[number];
+    // A fresh unknown key each time: a client cannot be told apart by the key it makes up.
+    const sent = headers["api-key"] === "ak_nobody" ? { ...headers, "api-key": `ak_nobody_${i}` } : headers;
+    const res = await app.inject(from(nat, { url: "/api/v1/einvoice/resources/states", headers: sent }));
+    if (res.statusCode === 429) tooMany(res);
+    else assert.equal(res.statusCode, 401, res.body);
+    seen[kind].push(res.statusCode);
+    if (i % 10 === 9) {
+      const good = await app.inject(
+        from(nat, { url: "/api/v1/einvoice/resources/states", headers: a.headers }),
+      );
+      assert.equal(good.statusCode, 200, `the good key after ${i + 1} bad requests: ${good.body}`);
+    }
+  }
+  // Each count: five 401s, then 429s only.
+  assert.deepEqual(seen.address, [...Array(5).fill(401), ...Array(145).fill(429)]);
+  assert.deepEqual(seen.b, [...Array(5).fill(401), ...Array(45).fill(429)]);
+
+  // Unknown keys stay capped for the address; another address has its own count.
+  tooMany(await app.inject(from(nat, { url: "/", headers: { "api-key": "ak_x", "api-secret": "y" } })));
+  const elsewhere = { url: "/", headers: { "api-key": "ak_x", "api-secret": "y" } };
+  assert.equal((await app.inject(from("192.0.2.78", elsewhere))).statusCode, 401);
+  // B's key, past its own failures at this address, waits there, good secret included (no secret is
+  // guessed past the limit, whoever tries); from anywhere else it is served.
+  tooMany(await app.inject(from(nat, { url: "/", headers: b.headers })));
+  assert.equal((await app.inject(from("192.0.2.78", { url: "/", headers: b.headers }))).statusCode, 200);
+  // Requests without credentials were refused before any check once the address was past its limit.
+  assert.ok(checks.count < 150, `${checks.count} credential checks`);
+});
+
+test("X-Forwarded-For without a trusted proxy: one warning naming EINVOICE_TRUST_PROXY, on the first such request", async (t) => {
+  const warningsIn = (logged: Json[]) => logged.filter((line) => /X-Forwarded-For/.test(String(line.msg)));
+
+  const direct = await counted(t, {});
+  assert.equal((await direct.app.inject({ url: "/healthz" })).statusCode, 200);
+  assert.deepEqual(warningsIn(direct.logged), [], "no header, no warning");
+  const forwarded = { "x-forwarded-for": "203.0.113.9" };
+  for (const url of ["/healthz", "/", "/healthz", "/nowhere"]) {
+    await direct.app.inject(from("10.0.0.2", { url, headers: forwarded }));
+  }
+  const warnings = warningsIn(direct.logged);
+  assert.equal(warnings.length, 1, JSON.stringify(direct.logged));
+  const [warning] = warnings as [Json];
+  assert.equal(warning.level, 40, "warn");
+  assert.match(String(warning.msg), /set EINVOICE_TRUST_PROXY to the proxies' addresses/);
+  assert.equal(warning.remoteAddress, "10.0.0.2");
+
+  // Behind a proxy it trusts, the header is expected: nothing to say.
+  for (const trust of ["10.0.0.0/8", "true"]) {
+    const proxied = await counted(t, { EINVOICE_TRUST_PROXY: trust });
+    await proxied.app.inject(from("10.0.0.2", { url: "/healthz", headers: forwarded }));
+    await proxied.app.inject(from("10.0.0.2", { url: "/", headers: forwarded }));
+    assert.deepEqual(warningsIn(proxied.logged), [], trust);
+  }
 });
 
 test("another business's API key cannot spend that business's budget", async (t) => {

@@ -4,8 +4,9 @@ import type { AddressInfo } from "node:net";
 import test from "node:test";
 import { ConfigError, loadConfig } from "../../src/config.ts";
 import { DeliveryError } from "../../src/transmission/authority/connector.ts";
+import { mbsAuthority } from "../../src/transmission/authority/mbs.ts";
 import { classify, failureOf } from "../../src/transmission/authority/mbs-answers.ts";
-import { mbsClient } from "../../src/transmission/authority/mbs-client.ts";
+import { MASK, mbsClient } from "../../src/transmission/authority/mbs-client.ts";
 import {
   MBS_DOCUMENT,
   mbsDocument,
@@ -498,4 +499,76 @@ test("each MBS call carries the credentials and a request id, has a time limit, 
       /unreachable: ECONNREFUSED/.test(err.message) &&
       !err.message.includes(secret),
   );
+});
+
+test("the APP's key and secret are masked in every answer read from MBS: an upstream echoing them reaches no message or kept answer", async (t) => {
+  const key = "key-echo-1";
+  // Characters a JSON encoder escapes (a Go one writes & < > as \u0026 \u003c \u003e): masked all the same.
+  const secret = 's3cr3t-"quoted"&<echo>';
+  const echoing = await upstream(t, (req, res) => {
+    const heard = `x-api-key=${req.headers["x-api-key"]} x-api-secret=${req.headers["x-api-secret"]}`;
+    const body = JSON.stringify({
+      code: 400,
+      data: { headers: req.headers, [String(req.headers["x-api-secret"])]: "as a field name" },
+      message: "error has occurred",
+      error: {
+        id: "e-echo",
+        handler: "invoice_actions",
+        details: `invalid request: ${heard}`,
+        public_message: `validation failed: ${heard}`,
+        sub_message: String(req.headers["x-api-key"]),
+      },
+    }).replace(/[&<>]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+    res.writeHead(400, { "content-type": "application/json" }).end(body);
+  });
+  const settings = { url: echoing.url, apiKey: key, apiSecret: secret, callTimeoutMs: 2000 };
+  const leaks = (text: string) => text.includes(key) || text.includes(secret) || text.includes("s3cr3t");
+  const signal = new AbortController().signal;
+
+  // The connector: confirm reads "not registered", validate is refused; the error says MBS's words, masked.
+  const authority = mbsAuthority(settings);
+  const refused = await authority
+    .deliver(
+      { irn: "INV1-AB12CD34-20240611", businessId: "b", document: { irn: "INV1-AB12CD34-20240611" } },
+      signal,
+    )
+    .then(
+      () => assert.fail("delivered"),
+      (err: unknown) => err,
+    );
+  assert.ok(refused instanceof DeliveryError, String(refused));
+  assert.equal(echoing.seen.length, 2, "confirm, then validate");
+  assert.equal(echoing.seen[1]?.headers["x-api-secret"], secret, "the upstream did get the secret");
+  assert.ok(!leaks(refused.message), refused.message);
+  assert.ok(!leaks(JSON.stringify(refused.answer)), JSON.stringify(refused.answer));
+  assert.match(
+    refused.message,
+    /MBS validate answered 400: validation failed: x-api-key=\*\*\* x-api-secret=\*\*\*/,
+  );
+  assert.deepEqual(refused.answer, {
+    status: 400,
+    id: "e-echo",
+    handler: "invoice_actions",
+    details: `invalid request: x-api-key=${MASK} x-api-secret=${MASK}`,
+    public_message: `validation failed: x-api-key=${MASK} x-api-secret=${MASK}`,
+    sub_message: MASK,
+  });
+
+  // The client masks the whole answer once, where it is read: field names and nested data too.
+  const answer = await mbsClient(settings).call("validate", "POST", "/api/v1/invoice/validate", signal, {});
+  assert.ok(!leaks(JSON.stringify(answer.body)), JSON.stringify(answer.body));
+  const data = (answer.body as { data: Record<string, unknown> }).data;
+  assert.equal(data[MASK], "as a field name");
+  assert.equal((data.headers as Record<string, unknown>)["x-api-key"], MASK);
+
+  // A body that is not JSON (a proxy's page echoing the request) is masked as text.
+  const page = await upstream(t, (req, res) => {
+    res
+      .writeHead(502, { "content-type": "text/html" })
+      .end(`<pre>${req.headers["x-api-key"]}:${req.headers["x-api-secret"]}</pre>`);
+  });
+  const proxied = await mbsClient({ ...settings, url: page.url }).call("sign", "POST", "/x", signal, {});
+  assert.equal(proxied.body, `<pre>${MASK}:${MASK}</pre>`);
+  const failed = failureOf("sign", proxied);
+  assert.ok(!leaks(failed.message), failed.message);
 });

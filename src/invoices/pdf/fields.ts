@@ -1,3 +1,5 @@
+import { showBidiControls } from "../../bidi.ts";
+
 /**
  * Reading a stored document without trusting its shape: every reader here answers something
  * printable (or nothing) for any value, so the renderer never throws on a missing or odd field.
@@ -29,10 +31,15 @@ export const CAP = { short: 120, name: 300, line: 1_000, paragraph: 2_000 } as c
 // Control characters print as empty boxes and lone surrogates have no glyph at all.
 const CONTROL = /[\p{Cc}\p{Cs}]/gu;
 
+/**
+ * The value cut to `max` characters, its bidirectional controls shown as visible markers
+ * (`⟨U+202E⟩`, src/bidi.ts): the drawn text reads as it is stored, and the markers count in the cap.
+ */
 function cap(value: string, max: number): string {
+  const shown = showBidiControls(value.length > max * 2 ? value.slice(0, max * 2) : value);
   // Counted in code points: cutting a surrogate pair in half would leave a character with no glyph.
-  const points = Array.from(value.length > max * 2 ? value.slice(0, max * 2) : value);
-  return points.length > max ? `${points.slice(0, max - 1).join("")}…` : value;
+  const points = Array.from(shown.length > max * 2 ? shown.slice(0, max * 2) : shown);
+  return points.length > max ? `${points.slice(0, max - 1).join("")}…` : shown;
 }
 
 /** One line of text: strings as they are, numbers and booleans as written; anything else is nothing. */

@@ -1,5 +1,6 @@
 import { arithmetic } from "./arithmetic.ts";
 import { authorityDisputed, serviceCategory } from "./authority.ts";
+import { bidiControls } from "./bidi.ts";
 import { productCatalog } from "./catalog.ts";
 import { codeLists } from "./code-lists.ts";
 import { dates } from "./dates.ts";
@@ -30,4 +31,5 @@ export const INVOICE_RULES: readonly Rule[] = [
   authorityDisputed,
   unknownFields,
   productCatalog,
+  bidiControls,
 ];

@@ -62,8 +62,15 @@ export type MbsSimulator = {
 
 export type MbsSimulatorOptions = {
   port?: number;
+  /** A loopback address (127.0.0.1, the default, ::1 or localhost) unless `expose` is set. */
   host?: string;
+  /** Listen on a `host` beyond loopback: anyone who can reach it then talks to the simulator. */
+  expose?: boolean;
   faults?: string;
+  /**
+   * Seed of the taxpayers and fault decisions (default 1) and, only when given, of the APP
+   * credential: without it the API key and secret are random (two starts differ).
+   */
   seed?: number;
   taxpayers?: number;
   /** Switches for what the MBS spec leaves unknown or disputed (rules.ts; defaults in DEFAULT_RULES). */
@@ -239,10 +246,22 @@ function urlOf(address: AddressInfo): string {
   return `http://${host.includes(":") ? `[${host}]` : host}:${address.port}`;
 }
 
+/** A loopback address: only this machine reaches the simulator there. */
+export function isLoopback(host: string): boolean {
+  const name = host.toLowerCase().replace(/^\[(.*)\]$/, "$1");
+  return name === "localhost" || name === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(name);
+}
+
 function checkedOptions(options: MbsSimulatorOptions) {
   const seed = options.seed ?? 1;
   const count = options.taxpayers ?? 4;
   const port = options.port ?? 0;
+  const host = options.host ?? "127.0.0.1";
+  if (!isLoopback(host) && options.expose !== true) {
+    throw new Error(
+      `refusing to listen on ${host}: the simulator answers anyone who has its printed credentials and is for this machine (127.0.0.1, ::1 or localhost); pass --expose (the option expose: true) to listen beyond loopback`,
+    );
+  }
   if (!Number.isSafeInteger(seed) || seed < 0) throw new Error(`invalid seed ${seed}: a whole number ≥ 0`);
   if (!Number.isInteger(count) || count < 1 || count > MAX_TAXPAYERS) {
     throw new Error(`invalid taxpayers ${count}: a whole number from 1 to ${MAX_TAXPAYERS}`);
@@ -252,7 +271,7 @@ function checkedOptions(options: MbsSimulatorOptions) {
     seed,
     count,
     port,
-    host: options.host ?? "127.0.0.1",
+    host,
     spec: parseFaults(options.faults),
     rules: withRules(DEFAULT_RULES, rulesOf(options.rules)),
     serviceCodes: options.isicFile === undefined ? SERVICE_CODES_EXTRACT : loadServiceCodes(options.isicFile),
@@ -263,7 +282,7 @@ function checkedOptions(options: MbsSimulatorOptions) {
 export async function startMbsSimulator(options: MbsSimulatorOptions = {}): Promise<MbsSimulator> {
   const { seed, count, port, host, spec, serviceCodes, ...initial } = checkedOptions(options);
   let rules = initial.rules;
-  const credentials = credentialsOf(seed);
+  const credentials = credentialsOf(seed, options.seed === undefined ? "random" : "seed");
   const registry = createRegistry(await createTaxpayers(seed, count));
   const planner = createFaultPlanner(seed, spec);
   const closing = new AbortController();

@@ -1,4 +1,4 @@
-import { createHash, generateKeyPair } from "node:crypto";
+import { createHash, generateKeyPair, randomBytes, randomUUID } from "node:crypto";
 import { promisify } from "node:util";
 import { irnTemplate } from "./irn.ts";
 
@@ -79,11 +79,16 @@ export function uuidOf(seed: number, ...parts: (string | number)[]): string {
   return uuidFrom(digest(seed, ...parts));
 }
 
-/** The APP credential: the same seed gives the same key and secret, so scripts can be repeated. */
-export function credentialsOf(seed: number): Credentials {
+/**
+ * The APP credential. From the seed (`from: "seed"`, when one is given explicitly) the same seed
+ * gives the same key and secret, so scripts can be repeated; otherwise the key and secret are random,
+ * as a default seed would make them guessable by anyone who can reach the simulator. The user id is
+ * no secret: it follows the seed either way.
+ */
+export function credentialsOf(seed: number, from: "seed" | "random"): Credentials {
   return {
-    api_key: uuidOf(seed, "api_key"),
-    api_secret: digest(seed, "api_secret").toString("hex"),
+    api_key: from === "seed" ? uuidOf(seed, "api_key") : randomUUID(),
+    api_secret: (from === "seed" ? digest(seed, "api_secret") : randomBytes(32)).toString("hex"),
     user_id: uuidOf(seed, "user_id"),
   };
 }

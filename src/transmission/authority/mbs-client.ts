@@ -17,13 +17,64 @@ export type MbsSettings = {
 /** The most of an answer read: MBS answers are small; a proxy's page or a runaway body is cut off. */
 const MAX_BODY_BYTES = 1 << 20;
 
+/** What stands for a credential in an answer. */
+export const MASK = "***";
+
+/**
+ * A masker of the given secrets: each occurrence in a text becomes MASK (the longest first, so a
+ * secret inside another is not left half shown). Empty secrets mask nothing.
+ */
+export function secretMasker(secrets: readonly string[]): (text: string) => string {
+  const kept = [...new Set(secrets.filter((secret) => secret !== ""))].sort((a, b) => b.length - a.length);
+  return (text) => {
+    let out = text;
+    for (const secret of kept) if (out.includes(secret)) out = out.replaceAll(secret, MASK);
+    return out;
+  };
+}
+
+/**
+ * The parsed answer with every text in it (values and field names, at any depth) masked, in place:
+ * the answer is this client's own copy. Iterative, each value visited once.
+ */
+function maskedValue(value: unknown, mask: (text: string) => string): unknown {
+  if (typeof value === "string") return mask(value);
+  if (typeof value !== "object" || value === null) return value;
+  const stack: object[] = [value];
+  for (let at = stack.pop(); at !== undefined; at = stack.pop()) {
+    if (Array.isArray(at)) {
+      for (let i = 0; i < at.length; i++) {
+        const item: unknown = at[i];
+        if (typeof item === "string") at[i] = mask(item);
+        else if (typeof item === "object" && item !== null) stack.push(item);
+      }
+      continue;
+    }
+    const record = at as Record<string, unknown>;
+    for (const key of Object.keys(record)) {
+      const item = record[key];
+      const name = mask(key);
+      if (name !== key) delete record[key];
+      if (typeof item === "string") record[name] = mask(item);
+      else {
+        if (name !== key) record[name] = item;
+        if (typeof item === "object" && item !== null) stack.push(item);
+      }
+    }
+  }
+  return value;
+}
+
 /**
  * One call to MBS: with the APP's credentials as MBS wants them, a request id of its own (sent as
  * `x-request-id` and named in every error, so an attempt can be found in the authority's logs), a
  * time limit, and no redirect followed (the credentials go to the configured host only). The
- * credentials appear in no message this makes.
+ * credentials appear in no message this makes, and are masked (MASK) in every answer it reads: the
+ * authority's texts are kept and shown to tenants (`authority_error`, the attempts' errors), and an
+ * answer that echoed the request's headers would otherwise carry the shared key to them.
  */
 export function mbsClient(settings: MbsSettings) {
+  const mask = secretMasker([settings.apiKey, settings.apiSecret]);
   const headers = {
     "content-type": "application/json",
     accept: "application/json",
@@ -47,12 +98,15 @@ export function mbsClient(settings: MbsSettings) {
       chunks.push(value);
     }
     const text = Buffer.concat(chunks).toString("utf8");
+    let parsed: unknown;
     try {
-      return JSON.parse(text);
+      parsed = JSON.parse(text);
     } catch {
       // Not JSON (a proxy's error page): its words still count for the verdict.
-      return text.slice(0, 4000);
+      return mask(text).slice(0, 4000);
     }
+    // Masked once parsed, so that an echo escaped in JSON (`\u0026`, `\"`) is found as well.
+    return maskedValue(parsed, mask);
   }
 
   return {
@@ -91,7 +145,7 @@ export function mbsClient(settings: MbsSettings) {
       if (isRedirect(response.status)) {
         await response.body?.cancel();
         throw new DeliveryError(
-          `MBS ${step} answered a redirect, not followed: ${redirectOf(response)} (request ${requestId})`,
+          `MBS ${step} answered a redirect, not followed: ${mask(redirectOf(response))} (request ${requestId})`,
         );
       }
       try {

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { test } from "node:test";
-import { startMbsSimulator } from "../../../src/simulators/mbs/server.ts";
+import { isLoopback, startMbsSimulator } from "../../../src/simulators/mbs/server.ts";
 import { cleanEnv, cli, failed, TIMEOUT } from "../../cli/run.ts";
 import { type Json, REPO_ROOT } from "../../helpers.ts";
 import { call, invoiceFor, UUID } from "./harness.ts";
@@ -121,5 +121,78 @@ test("simulate mbs refuses a bad --faults or --rules, naming the part, a bad --p
   failed(
     await cli(["simulate", "mbs", "--port", "0", "--services-codes", "/nonexistent/isic.json"], {}),
     /services codes file \/nonexistent\/isic\.json/,
+  );
+});
+
+test("without a seed the APP key and secret are random (taxpayers still follow the default seed 1); the same seed gives the same", async () => {
+  // One taxpayer each: its key pair is most of what a start costs.
+  const [a, b, one, sevenA, sevenB] = await Promise.all([
+    startMbsSimulator({ taxpayers: 1 }),
+    startMbsSimulator({ taxpayers: 1 }),
+    startMbsSimulator({ taxpayers: 1, seed: 1 }),
+    startMbsSimulator({ taxpayers: 1, seed: 7 }),
+    startMbsSimulator({ taxpayers: 1, seed: 7 }),
+  ]);
+  try {
+    assert.notEqual(a.api_key, b.api_key, "two starts without a seed: two keys");
+    assert.notEqual(a.api_secret, b.api_secret, "two starts without a seed: two secrets");
+    for (const sim of [a, b]) {
+      assert.notEqual(sim.api_key, one.api_key, "not the key of seed 1, the default of the rest");
+      assert.notEqual(sim.api_secret, one.api_secret);
+      assert.match(sim.api_key, UUID);
+      assert.match(sim.api_secret, /^[0-9a-f]{64}$/);
+      assert.deepEqual(sim.taxpayers, one.taxpayers, "the taxpayers follow seed 1 as before");
+    }
+    assert.deepEqual(
+      { api_key: sevenA.api_key, api_secret: sevenA.api_secret, taxpayers: sevenA.taxpayers },
+      { api_key: sevenB.api_key, api_secret: sevenB.api_secret, taxpayers: sevenB.taxpayers },
+    );
+    // Each answers with its own credentials only.
+    const own = await call(a, "GET", "/api/v1/entity/x");
+    assert.notEqual(own.status, 400, JSON.stringify(own.body));
+    const crossed = await call(
+      { url: a.url, api_key: b.api_key, api_secret: b.api_secret },
+      "GET",
+      "/api/v1/entity/x",
+    );
+    assert.equal(crossed.status, 400);
+    assert.equal((crossed.body.error as Json).public_message, "unable to validate api key");
+  } finally {
+    await Promise.all([a, b, one, sevenA, sevenB].map((sim) => sim.close()));
+  }
+});
+
+test("the simulator listens on loopback only unless --expose (expose: true) says otherwise", {
+  timeout: TIMEOUT,
+}, async () => {
+  for (const host of ["127.0.0.1", "127.0.0.2", "::1", "[::1]", "localhost", "LOCALHOST"])
+    assert.ok(isLoopback(host), host);
+  for (const host of [
+    "0.0.0.0",
+    "::",
+    "10.0.0.5",
+    "192.168.1.10",
+    "example.com",
+    "127.0.0.1.example.com",
+    "",
+  ])
+    assert.ok(!isLoopback(host), host);
+
+  await assert.rejects(
+    startMbsSimulator({ host: "0.0.0.0" }),
+    /refusing to listen on 0\.0\.0\.0: .*--expose/,
+  );
+  await assert.rejects(startMbsSimulator({ host: "::", seed: 3 }), /--expose/);
+  const exposed = await startMbsSimulator({ host: "0.0.0.0", expose: true, taxpayers: 1 });
+  try {
+    const health = await fetch(`${exposed.url}/api`);
+    assert.deepEqual(await health.json(), { healthy: true });
+  } finally {
+    await exposed.close();
+  }
+
+  failed(
+    await cli(["simulate", "mbs", "--port", "0", "--host", "0.0.0.0"], {}),
+    /refusing to listen on 0\.0\.0\.0: .*pass --expose/,
   );
 });
