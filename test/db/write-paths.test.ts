@@ -108,7 +108,7 @@ const PATHS: Path[] = [
     table: "api_keys",
     async write(ctx, _app, who) {
       const key = await ctx.businesses.createKey(who.business_id);
-      assert.ok(await ctx.businesses.authenticate(key.api_key, key.api_secret));
+      assert.equal(typeof (await ctx.businesses.authenticate(key.api_key, key.api_secret)), "object");
     },
   },
   {
