@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import type { OutboxJob } from "../db/schema.ts";
 import { DeliveryError } from "./authority/connector.ts";
 
@@ -27,6 +28,8 @@ export function backoffMs(
 /** Runs `work` with a signal that aborts it after `ms`; then it fails as a (retryable) DeliveryError. */
 export async function withTimeout<T>(ms: number, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
   const controller = new AbortController();
+  // One attempt to MBS makes up to ~8 calls, each listening on this signal with its own time limit.
+  setMaxListeners(32, controller.signal);
   const timer = setTimeout(() => controller.abort(new DeliveryError(`no answer within ${ms} ms`)), ms);
   try {
     return await work(controller.signal);
