@@ -182,13 +182,7 @@ export function qrImageReader(
       pump();
       return read;
     },
-    admit(business) {
-      const refusal = queue.refusal(business);
-      if (refusal) {
-        queue.counts.refused++;
-        throw refusal;
-      }
-    },
+    admit: (business) => queue.admit(business),
     stats: () => ({
       decoded: queue.counts.ran,
       dropped: queue.counts.dropped,

@@ -135,6 +135,14 @@ export class FairQueue<I, O> {
    * longer), so that a caller can refuse before preparing the job's input; undefined when it would
    * be let in.
    */
+  /** Throws the refusal a job of `business` would meet now, counted; returns when it would be let in. */
+  admit(business: string | undefined): void {
+    const refused = this.refusal(business);
+    if (!refused) return;
+    this.counts.refused++;
+    throw refused;
+  }
+
   refusal(business: string | undefined): QueueFull | undefined {
     const key = business ?? NO_BUSINESS;
     const mine = this.lanes.get(key)?.length ?? 0;

@@ -33,7 +33,6 @@ export const PDF_QUEUE = 32;
  * replaced (a thread that does not take it within as long, too). With
  * `thread: false` the work runs in place (a machine with one core), from the same queue.
  */
-// biome-ignore lint/complexity/noExcessiveLinesPerFunction: a factory: the pool's operations are its closures, each short
 export function pdfRenderer(options: {
   thread: boolean;
   maxQueue?: number;
@@ -128,13 +127,7 @@ export function pdfRenderer(options: {
       next();
       return rendered;
     },
-    admit(business) {
-      const refusal = queue.refusal(business);
-      if (refusal) {
-        queue.counts.refused++;
-        throw refusal;
-      }
-    },
+    admit: (business) => queue.admit(business),
     stats: () => ({
       rendered: queue.counts.ran,
       dropped: queue.counts.dropped,
