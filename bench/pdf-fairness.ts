@@ -18,7 +18,7 @@ import pino from "pino";
 import { loadConfig } from "../src/config.ts";
 import { createContext, createServer } from "../src/main.ts";
 import { type Tenant, tenant } from "../test/helpers.ts";
-import { signInvoices } from "../test/invoices/pdf-load.ts";
+import { signInvoices } from "../test/invoices/records/pdf-load.ts";
 import { benchDatabase, cpuMs, freePort, machine, start, stop, waitFor } from "./lib.ts";
 
 const { values: args } = parseArgs({

@@ -18,11 +18,11 @@ import { monitorEventLoopDelay } from "node:perf_hooks";
 import { promisify } from "node:util";
 import { readBarcodes } from "zxing-wasm/reader";
 import { encryptQr } from "../src/crypto/qr.ts";
-import { loadQrDecoder, readQrImage } from "../src/signing/qr-image-decoder.ts";
-import { parseImageDataUrl } from "../src/signing/qr-image-guard.ts";
-import { qrImageReader } from "../src/signing/qr-reader-pool.ts";
-import { ihdr, PNG_SIGNATURE, pngChunk } from "../test/signing/png.ts";
-import { type CorpusImage, dataUrl, IMAGEMAGICK, KINDS, qrCorpus } from "../test/signing/qr-corpus.ts";
+import { loadQrDecoder, readQrImage } from "../src/qr/qr-image-decoder.ts";
+import { parseImageDataUrl } from "../src/qr/qr-image-guard.ts";
+import { qrImageReader } from "../src/qr/qr-reader-pool.ts";
+import { ihdr, PNG_SIGNATURE, pngChunk } from "../test/qr/png.ts";
+import { type CorpusImage, dataUrl, IMAGEMAGICK, KINDS, qrCorpus } from "../test/qr/qr-corpus.ts";
 
 type JsQr = (data: Uint8ClampedArray, width: number, height: number) => { data: string } | null;
 

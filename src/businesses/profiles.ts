@@ -1,5 +1,5 @@
 import type { Business } from "../db/schema.ts";
-import type { BusinessRepository } from "./repository.ts";
+import type { BusinessRepository } from "./business-repository.ts";
 
 /** What of a business never changes once it is created: everything but the head of its chain. */
 export type BusinessProfile = Omit<Business, "chain_head" | "chain_length">;

@@ -2,7 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type { Command } from "commander";
 import { loadConfig } from "../config.ts";
-import { BATCH_MAX_DOCUMENTS } from "../invoices/batch-limits.ts";
+import { BATCH_MAX_DOCUMENTS } from "../invoices/registration/batch-limits.ts";
 import { print, progress, withContext } from "./output.ts";
 import { SubmitError, submit } from "./submit.ts";
 

@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
-import { BATCH_MAX_DOCUMENTS } from "../invoices/batch-limits.ts";
+import { BATCH_MAX_DOCUMENTS } from "../invoices/registration/batch-limits.ts";
 
 /** One line of the report: what became of one document of the source. */
 export type ReportLine = {

@@ -4,8 +4,8 @@ import { loadConfig } from "../config.ts";
 import { readToken, tokenOfText } from "../crypto/verification-token.ts";
 import { verifyRecord } from "../crypto/verify-record.ts";
 import { createContext } from "../main.ts";
-import { decodeQrImage } from "../signing/qr-image-decoder.ts";
-import { parseImageDataUrl } from "../signing/qr-image-guard.ts";
+import { decodeQrImage } from "../qr/qr-image-decoder.ts";
+import { parseImageDataUrl } from "../qr/qr-image-guard.ts";
 import { print } from "./output.ts";
 
 /** `audit verify`: the integrity of the whole register, from its database. */

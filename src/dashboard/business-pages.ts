@@ -1,7 +1,7 @@
 import { Type } from "typebox";
 import { DomainError } from "../errors.ts";
+import type { DashboardService } from "./dashboard-service.ts";
 import { config, DASHBOARD, type DashboardApp, Done, notice, PAGE, send } from "./page.ts";
-import type { DashboardService } from "./service.ts";
 import { businessesPage, businessPage, newKeyPage, overviewPage } from "./views.ts";
 
 const BusinessBody = Type.Object({

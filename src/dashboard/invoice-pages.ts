@@ -1,8 +1,8 @@
 import { Type } from "typebox";
 import { INVOICE_STATUSES } from "../invoices/lifecycle.ts";
 import { PAYMENT_STATUSES } from "../reference/data.ts";
+import type { DashboardService } from "./dashboard-service.ts";
 import { config, DASHBOARD, type DashboardApp, Done, notice, oneOf, PAGE, send } from "./page.ts";
-import type { DashboardService } from "./service.ts";
 import { invoicePage, invoicesPage, outboxPage } from "./views.ts";
 
 const IrnParams = Type.Object({ irn: Type.String({ minLength: 1, maxLength: 100 }) });

@@ -1,10 +1,10 @@
 import type { DomainError } from "../errors.ts";
 import { INVOICE_STATUSES } from "../invoices/lifecycle.ts";
-import { currencyDigits } from "../invoices/rules/money.ts";
+import { currencyDigits } from "../invoices/validation/rules/money.ts";
 import { PAYMENT_STATUSES } from "../reference/data.ts";
+import type { InvoiceFilter } from "./dashboard-repository.ts";
+import type { DashboardService } from "./dashboard-service.ts";
 import { type Html, html } from "./html.ts";
-import type { InvoiceFilter } from "./repository.ts";
-import type { DashboardService } from "./service.ts";
 
 type Data<K extends keyof DashboardService> = Awaited<ReturnType<DashboardService[K]>>;
 

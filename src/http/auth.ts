@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
-import type { AuthFailure, Principal } from "../businesses/service.ts";
+import type { AuthFailure, Principal } from "../businesses/business-service.ts";
 import { DomainError } from "../errors.ts";
 import { unauthorized } from "./error-mapper.ts";
 import type { RateLimits } from "./rate-limit.ts";

@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from "fastify";
-import type { AuthFailure } from "../businesses/service.ts";
+import type { AuthFailure } from "../businesses/business-service.ts";
 import { DomainError } from "../errors.ts";
 import {
   addressKey,

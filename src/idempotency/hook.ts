@@ -3,7 +3,7 @@ import { Type } from "typebox";
 import { type DomainCode, DomainError } from "../errors.ts";
 import { sha256 } from "./answers.ts";
 import { fingerprint } from "./fingerprint.ts";
-import type { Begun, Claim, IdempotencyService } from "./service.ts";
+import type { Begun, Claim, IdempotencyService } from "./idempotency-service.ts";
 
 export const IDEMPOTENCY_HEADER = "idempotency-key";
 export const REPLAYED_HEADER = "idempotent-replayed";

@@ -5,8 +5,8 @@ import { PAYMENT_STATUSES, type PaymentStatus } from "../reference/data.ts";
 import type { AuthorityForwarder } from "../transmission/forward.ts";
 import type { DeliveryPort } from "../transmission/port.ts";
 import type { WebhookNotifier } from "../webhooks/notifier.ts";
-import { amountsOf, type Balance, type PaymentDecision } from "./payments.ts";
-import type { InvoiceEvent, InvoiceRepository } from "./repository.ts";
+import type { InvoiceEvent, InvoiceRepository } from "./invoice-repository.ts";
+import { amountsOf, type Balance, type PaymentDecision } from "./payments/payment-decision.ts";
 import { openDocument } from "./stored-document.ts";
 
 /*

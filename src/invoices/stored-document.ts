@@ -1,6 +1,6 @@
 import type { Sealer } from "../crypto/sealer.ts";
 import type { InvoiceTable } from "../db/schema.ts";
-import { SEALED_FIELDS } from "./schema.ts";
+import { SEALED_FIELDS } from "./invoice-schema.ts";
 
 /** Splits a submitted document into what is stored in the open and the sealed confidential fields. */
 export function storeDocument(document: Record<string, unknown>, irn: string, sealer: Pick<Sealer, "seal">) {

@@ -11,7 +11,7 @@ export type UnderKey = <T>(work: (tx: Executor) => Promise<T>) => Promise<T>;
 /**
  * One domain's part of a rotation: re-encrypts every value it seals that is not under `kid`, each
  * batch of rows in `underKey`, and says how many it changed. The domains that own sealed rows
- * implement it (invoices/reseal.ts, webhooks/reseal.ts), so this folder reads none of their tables.
+ * implement it (invoices/invoice-reseal.ts, webhooks/reseal.ts), so this folder reads none of their tables.
  */
 export type Resealer = (kid: string, underKey: UnderKey) => Promise<number>;
 

@@ -1,8 +1,8 @@
 import type { Violation } from "../errors.ts";
-import { currencyDigits, disagreement, round } from "../invoices/rules/money.ts";
+import { currencyDigits, disagreement, round } from "../invoices/validation/rules/money.ts";
 import { CURRENCIES } from "../reference/currencies.ts";
 import { TAX_CATEGORIES } from "../reference/data.ts";
-import type { FiscalizationReport } from "./schema.ts";
+import type { FiscalizationReport } from "./report-schema.ts";
 
 const currencies = new Set(CURRENCIES.map((c) => c.code));
 const taxCategories = new Set(TAX_CATEGORIES.map((t) => t.code));

@@ -1,15 +1,16 @@
 import { sql } from "kysely";
 import pino from "pino";
 import type { Config } from "../config.ts";
-import { dashboardRoutes } from "../dashboard/routes.ts";
+import { dashboardRoutes } from "../dashboard/dashboard-routes.ts";
 import { buildApp } from "../http/app.ts";
 import { rateLimitStore } from "../http/rate-limit-store.ts";
-import { invoiceRoutes } from "../invoices/routes.ts";
-import { referenceRoutes } from "../reference/routes.ts";
-import { reportRoutes } from "../reports/routes.ts";
-import { signingRoutes } from "../signing/routes.ts";
-import { metricsRoutes } from "../transmission/routes.ts";
-import { verifyRoutes } from "../verify/routes.ts";
+import { invoiceRoutes } from "../invoices/invoice-routes.ts";
+import { qrRoutes } from "../qr/qr-routes.ts";
+import { referenceRoutes } from "../reference/reference-routes.ts";
+import { reportRoutes } from "../reports/report-routes.ts";
+import { metricsRoutes } from "../transmission/metrics-routes.ts";
+import { jwksRoutes } from "../verification/jwks-routes.ts";
+import { verifyRoutes } from "../verification/verification-routes.ts";
 import type { Context, Logger } from "./context.ts";
 import { sandboxExampleValues } from "./sandbox.ts";
 
@@ -53,7 +54,8 @@ export function createServer(ctx: Context, logger: Logger) {
         idempotency: ctx.idempotency,
       }),
       reportRoutes({ reports: ctx.reports }),
-      signingRoutes({ qr: ctx.qrCodes, signer: ctx.signer, invoices: ctx.records }),
+      jwksRoutes({ signer: ctx.signer }),
+      qrRoutes({ qr: ctx.qrCodes, invoices: ctx.records }),
       metricsRoutes({ metrics: ctx.metrics }),
       verifyRoutes({ verification: ctx.verification }),
       dashboardRoutes({

@@ -12,7 +12,7 @@ import {
 import { DeliveryError, isRedirect, redirectOf } from "../transmission/authority/connector.ts";
 import { iso, type JobHandler, type JobSettling, type Outcome } from "../transmission/jobs.ts";
 import type { OutboxRepository } from "../transmission/outbox-repository.ts";
-import type { WebhookRepository } from "./repository.ts";
+import type { WebhookRepository } from "./webhook-repository.ts";
 
 /** `t=<unix>,v1=<hex HMAC-SHA256(secret, "t.body")>`, as receivers verify it. */
 export function webhookSignature(secret: string, body: string, unixSeconds: number): string {

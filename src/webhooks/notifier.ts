@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Executor } from "../db/database.ts";
 import type { OutboxRepository } from "../transmission/outbox-repository.ts";
-import type { WebhookRepository } from "./repository.ts";
+import type { WebhookRepository } from "./webhook-repository.ts";
 
 export type EventType =
   | "invoice.signed"

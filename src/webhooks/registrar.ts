@@ -1,9 +1,9 @@
 import { randomBytes } from "node:crypto";
-import type { AuditLogRepository } from "../audit-log/repository.ts";
+import type { AuditLogRepository } from "../audit-log/audit-log-repository.ts";
 import { canonicalBusinessId } from "../businesses/ids.ts";
 import { type Db, writeTransaction } from "../db/database.ts";
 import type { SealingService } from "../keys/sealing.ts";
-import type { WebhookRepository } from "./repository.ts";
+import type { WebhookRepository } from "./webhook-repository.ts";
 
 /** A webhook registration: the URL and a new signing secret, shown once. */
 export function webhookRegistrar(deps: {

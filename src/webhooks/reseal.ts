@@ -1,6 +1,6 @@
 import { type Sealer, sealedKid } from "../crypto/sealer.ts";
 import { type Resealer, resealUnder } from "../keys/rotation.ts";
-import type { WebhookRepository } from "./repository.ts";
+import type { WebhookRepository } from "./webhook-repository.ts";
 
 /** The webhooks' part of a data-key rotation: their signing secrets, sealed under the business id. */
 export function webhookResealer(deps: {

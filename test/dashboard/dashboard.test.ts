@@ -8,7 +8,7 @@ import { operatorSession } from "../../src/dashboard/session.ts";
 import { openDatabase } from "../../src/db/database.ts";
 import { migrateToLatest } from "../../src/db/migrations.ts";
 import { type Context, createContext, createServer } from "../../src/main.ts";
-import { readQrImage } from "../../src/signing/qr-image-decoder.ts";
+import { readQrImage } from "../../src/qr/qr-image-decoder.ts";
 import {
   build,
   eventually,

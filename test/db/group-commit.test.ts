@@ -5,7 +5,7 @@ import { sql } from "kysely";
 import pg from "pg";
 import { batcher, type Outcome } from "../../src/batcher.ts";
 import { powerOfTwoChunks, writeTransaction } from "../../src/db/database.ts";
-import { isUniqueViolation } from "../../src/invoices/repository.ts";
+import { isUniqueViolation } from "../../src/invoices/invoice-repository.ts";
 import { build, ENGINE, freshInvoice, type Json, tenant } from "../helpers.ts";
 
 const API = "/api/v1/einvoice";

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { CompiledQuery, sql } from "kysely";
-import { type InvoiceFilter, invoiceSearch } from "../../src/dashboard/repository.ts";
-import { stateQuery } from "../../src/invoices/repository.ts";
+import { type InvoiceFilter, invoiceSearch } from "../../src/dashboard/dashboard-repository.ts";
+import { stateQuery } from "../../src/invoices/invoice-repository.ts";
 import { build, ENGINE } from "../helpers.ts";
 
 // Timing belongs to the benchmarks; what keeps lookups flat as the registry grows is the plan, and

@@ -5,8 +5,8 @@ import { loadConfig } from "../../src/config.ts";
 import { openDatabase } from "../../src/db/database.ts";
 import { migrateToLatest, migrator } from "../../src/db/migrations.ts";
 import type { InvoiceTable } from "../../src/db/schema.ts";
-import { invoiceRepository } from "../../src/invoices/repository.ts";
-import { reportRepository } from "../../src/reports/repository.ts";
+import { invoiceRepository } from "../../src/invoices/invoice-repository.ts";
+import { reportRepository } from "../../src/reports/report-repository.ts";
 import { outboxRepository } from "../../src/transmission/outbox-repository.ts";
 import { build, ENGINE, fixture, freshDatabase, type Json, tempDir } from "../helpers.ts";
 

@@ -6,9 +6,9 @@ import { newProductionSecrets } from "../../src/crypto/keyring.ts";
 import { openDatabase, powerOfTwoChunks } from "../../src/db/database.ts";
 import { MIGRATIONS, migrateToLatest, migrator, pendingMigrations } from "../../src/db/migrations.ts";
 import type { BusinessTable, InvoiceTable } from "../../src/db/schema.ts";
-import { historyProblems } from "../../src/invoices/audit.ts";
-import { amountsOf } from "../../src/invoices/payments.ts";
-import { invoiceRepository } from "../../src/invoices/repository.ts";
+import { historyProblems } from "../../src/invoices/audit/invoice-audit.ts";
+import { invoiceRepository } from "../../src/invoices/invoice-repository.ts";
+import { amountsOf } from "../../src/invoices/payments/payment-decision.ts";
 import { createContext } from "../../src/main.ts";
 import { ENGINE, fixture, freshDatabase, type Json, tempDir } from "../helpers.ts";
 

@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { businessRepository } from "../../src/businesses/business-repository.ts";
 import { businessProfiles } from "../../src/businesses/profiles.ts";
-import { businessRepository } from "../../src/businesses/repository.ts";
 import { catalogRepository } from "../../src/reference/catalog-repository.ts";
 import { productCodes } from "../../src/reference/product-codes.ts";
-import { referenceService } from "../../src/reference/service.ts";
+import { referenceService } from "../../src/reference/reference-service.ts";
 import { build, ENGINE, HS_CSV, tenant } from "../helpers.ts";
 
 test(`product codes on ${ENGINE}: kept for a while, refreshed after it, at once after an import here`, async (t) => {

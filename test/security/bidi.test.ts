@@ -7,9 +7,9 @@ import { promisify } from "node:util";
 import { bidiMarker, hasBidiControl, showBidiControls } from "../../src/bidi.ts";
 import { escapeHtml } from "../../src/dashboard/html.ts";
 import { MAX_VIOLATIONS, type Violation } from "../../src/errors.ts";
-import { bidiControls } from "../../src/invoices/rules/bidi.ts";
-import type { RuleContext } from "../../src/invoices/rules/types.ts";
-import { validateInvoice } from "../../src/invoices/validation.ts";
+import { bidiControls } from "../../src/invoices/validation/rules/bidi.ts";
+import type { RuleContext } from "../../src/invoices/validation/rules/types.ts";
+import { validateInvoice } from "../../src/invoices/validation/validation.ts";
 import { build, fixture, type Json, tempDir, tenant } from "../helpers.ts";
 
 /*

@@ -4,7 +4,7 @@ import pino from "pino";
 import { loadConfig } from "../../src/config.ts";
 import { newSecret, rotateSandboxDataKey } from "../../src/crypto/keyring.ts";
 import { createSealer, sealedKid } from "../../src/crypto/sealer.ts";
-import { invoiceRepository } from "../../src/invoices/repository.ts";
+import { invoiceRepository } from "../../src/invoices/invoice-repository.ts";
 import { createContext, createServer } from "../../src/main.ts";
 import { ENGINE, freshDatabase, freshInvoice, type Json, type Tenant, tempDir, tenant } from "../helpers.ts";
 

@@ -6,7 +6,7 @@ import path from "node:path";
  * answers; the hostile test sends them to a real server.
  */
 import { freshInvoice, type Json, REPO_ROOT, type Tenant } from "../helpers.ts";
-import { dataUrl, EOI, ihdr, jpegFrame, PNG_SIGNATURE, pngChunk, SCAN, SOI } from "../signing/png.ts";
+import { dataUrl, EOI, ihdr, jpegFrame, PNG_SIGNATURE, pngChunk, SCAN, SOI } from "../qr/png.ts";
 
 export type Attack = {
   name: string;

@@ -88,7 +88,7 @@ test("an invoice MBS refuses at validate ends TRANSMISSION_FAILED in one attempt
   // confirm (not registered), validate (refused): nothing signed, nothing retried.
   assert.deepEqual(
     counted.calls.map(
-      (c) => c.split(" ")[0] + " " + (c.split(" ")[1] ?? "").split("/").slice(0, 5).join("/"),
+      (c) => `${c.split(" ")[0]} ${(c.split(" ")[1] ?? "").split("/").slice(0, 5).join("/")}`,
     ),
     ["GET /api/v1/invoice/confirm", "POST /api/v1/invoice/validate"],
   );

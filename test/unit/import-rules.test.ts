@@ -27,8 +27,8 @@ test("the layering check names each kind of breach, with the import that makes i
     "src/invoices/service.ts",
     'import { ok } from "../http/envelope.ts";\nimport "../reports/service.ts";\n',
   );
-  write("src/invoices/routes.ts", 'import { ok } from "../http/envelope.ts";\n');
-  write("src/reports/service.ts", 'export { x } from "../invoices/service.ts";\n');
+  write("src/invoices/invoice-routes.ts", 'import { ok } from "../http/envelope.ts";\n');
+  write("src/reports/report-service.ts", 'export { x } from "../invoices/service.ts";\n');
   write("src/crypto/signer.ts", 'const m = await import("../invoices/service.ts");\n');
   write("src/transmission/outbox.ts", 'import type { X } from "../invoices/service.ts";\n');
   write("src/simulators/mbs/server.ts", 'import { DeliveryError } from "../../transmission/outbox.ts";\n');

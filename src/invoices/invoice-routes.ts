@@ -1,0 +1,374 @@
+import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { type TSchema, Type } from "typebox";
+import { clientGone } from "../http/client-gone.ts";
+import { action, withWarnings } from "../http/envelope.ts";
+import { EXAMPLES } from "../http/examples.ts";
+import { Action, Empty, errorResponses, IdenticalDocumentHeader, responses } from "../http/openapi.ts";
+import { IdempotencyHeaders, idempotent, ReplayedHeader } from "../idempotency/hook.ts";
+import type { IdempotencyService } from "../idempotency/idempotency-service.ts";
+import {
+  FullRecord,
+  IrnParams,
+  IrnValidateBody,
+  Lookup,
+  Payment,
+  Status,
+  UpdateBody,
+} from "./invoice-route-schemas.ts";
+import { BatchResult, InvoiceDocument } from "./invoice-schema.ts";
+import type { PaymentService } from "./payments/payment-service.ts";
+import type { InvoiceQueries } from "./records/invoice-queries.ts";
+import type { InvoicePdfs } from "./records/pdf/service.ts";
+import { BATCH_BODY_LIMIT, BATCH_MAX_DOCUMENTS } from "./registration/batch-limits.ts";
+import type { IrnCheck } from "./registration/irn-check.ts";
+import type { InvoiceRegistration } from "./registration/register.ts";
+import type { InvoiceTransmits } from "./transmits.ts";
+
+const PREFIX = "/api/v1/einvoice";
+const DocumentWithExamples = {
+  ...InvoiceDocument,
+  examples: [EXAMPLES.invoiceFull, EXAMPLES.invoiceMinimal],
+};
+const BatchBody = Type.Object(
+  { invoices: Type.Array(Type.Unknown(), { minItems: 1, maxItems: BATCH_MAX_DOCUMENTS }) },
+  { examples: [{ invoices: [EXAMPLES.invoiceFull, EXAMPLES.invoiceMinimal] }] },
+);
+
+const BY_IRN = [400, 401, 404, 429, 503];
+
+/**
+ * The invoice document is declared for documentation, but checked by the service, which reports
+ * schema and rule violations together in one answer and is the only path to storage.
+ */
+const checkedByService = { validatorCompiler: () => () => true };
+const invoiceFailure = (handler: string) => ({ handler, failureMessage: "Failed to validate invoice" });
+
+/**
+ * The answers of a route that honours Idempotency-Key: any but a refusal before the work may be a
+ * replay, and a reused key (422) or one still in use (409) join them.
+ */
+function replayable(answers: Record<number, TSchema>): Record<number, TSchema> {
+  return Object.fromEntries(
+    Object.entries({ ...answers, ...errorResponses([409, 422]) }).map(([status, schema]) => [
+      status,
+      [401, 409, 422, 429].includes(Number(status)) ? schema : { ...schema, headers: ReplayedHeader },
+    ]),
+  );
+}
+
+/** A sign's 400 may carry the header that says the IRN holds this very document. */
+function signAnswers(answers: Record<number, TSchema>): Record<number, TSchema> {
+  const refused = answers[400] as TSchema & { headers?: Record<string, unknown> };
+  return { ...answers, 400: { ...refused, headers: { ...refused.headers, ...IdenticalDocumentHeader } } };
+}
+
+type App = Parameters<FastifyPluginAsyncTypebox>[0];
+
+/** validate, sign and sign-transmit: what registers an invoice. */
+function registrationRoutes(
+  app: App,
+  invoices: InvoiceRegistration,
+  keyed: ReturnType<typeof idempotent>,
+): void {
+  app.post(
+    `${PREFIX}/validate`,
+    {
+      schema: {
+        summary: "Validate an invoice (every problem in one answer)",
+        tags: ["invoices"],
+        body: DocumentWithExamples,
+        response: responses(Action(Empty, "Invoice validated sucessfully"), "the invoice is valid"),
+      },
+      ...checkedByService,
+      config: invoiceFailure("invoice.validate"),
+    },
+    async (request) => {
+      const { warnings, warningsBeyond } = await invoices.validate(request.principal, request.body);
+      return withWarnings(action("Invoice validated sucessfully", []), warnings, warningsBeyond);
+    },
+  );
+
+  app.post(
+    `${PREFIX}/sign`,
+    {
+      schema: {
+        summary: "Sign an invoice: registers it under its IRN",
+        tags: ["invoices"],
+        headers: IdempotencyHeaders,
+        body: DocumentWithExamples,
+        response: signAnswers(
+          replayable(
+            responses(
+              Action(Empty, "Invoice signed successfully"),
+              "signed and stored; a 400 `IRN already exists.` when the IRN is registered (with `Einvoice-Identical-Document` when it holds this very document)",
+            ),
+          ),
+        ),
+      },
+      ...checkedByService,
+      ...keyed,
+      config: invoiceFailure("invoice.sign"),
+    },
+    async (request) => {
+      const { warnings, warningsBeyond } = await invoices.sign(request.principal, request.body);
+      return withWarnings(action("Invoice signed successfully", []), warnings, warningsBeyond);
+    },
+  );
+
+  app.post(
+    `${PREFIX}/sign-transmit`,
+    {
+      schema: {
+        summary: "Sign an invoice and transmit it to the tax authority",
+        tags: ["invoices"],
+        headers: IdempotencyHeaders,
+        body: DocumentWithExamples,
+        response: signAnswers(
+          replayable(
+            responses(
+              Action(Empty, "Invoice transmitted successfully!"),
+              "signed and confirmed by the authority; a 503 with Retry-After when it is queued instead",
+            ),
+          ),
+        ),
+      },
+      ...checkedByService,
+      ...keyed,
+      config: invoiceFailure("invoice.sign_transmit"),
+    },
+    async (request) => {
+      const { warnings, warningsBeyond } = await invoices.signAndTransmit(request.principal, request.body);
+      return withWarnings(action("Invoice transmitted successfully!", []), warnings, warningsBeyond);
+    },
+  );
+}
+
+/** The batches of sign and sign-transmit: each document is registered as its single route would. */
+function batchRoutes(app: App, invoices: InvoiceRegistration, keyed: ReturnType<typeof idempotent>): void {
+  // Each document is checked by the service on its own; the schema bounds only the batch itself.
+  for (const [path, transmitting] of [
+    ["batch/sign", false],
+    ["batch/sign-transmit", true],
+  ] as const) {
+    app.post(
+      `${PREFIX}/${path}`,
+      {
+        schema: {
+          summary: transmitting
+            ? "Sign up to 1,000 invoices and queue each for transmission"
+            : "Sign up to 1,000 invoices, each on its own",
+          tags: ["batch"],
+          headers: IdempotencyHeaders,
+          body: BatchBody,
+          response: replayable(
+            responses(
+              Action(Type.Array(BatchResult), "Batch processed"),
+              "one result per document, in order",
+              [400, 401, 413, 429, 503],
+            ),
+          ),
+        },
+        bodyLimit: BATCH_BODY_LIMIT,
+        ...keyed,
+        config: {
+          handler: `invoice.${path.replace("/", "_")}`,
+          failureMessage: "Failed to validate batch",
+        },
+      },
+      async (request) =>
+        action(
+          "Batch processed",
+          await invoices.signMany(request.principal, request.body.invoices, transmitting),
+        ),
+    );
+  }
+}
+
+/** What comes after the sign: transmission, the views of the record, payments. */
+function recordRoutes(
+  app: App,
+  deps: {
+    transmits: Pick<InvoiceTransmits, "transmit">;
+    records: Pick<InvoiceQueries, "lookup" | "simple" | "record">;
+    payments: PaymentService;
+  },
+): void {
+  const { payments } = deps;
+  app.get(
+    `${PREFIX}/transmit/:irn`,
+    {
+      schema: {
+        summary: "Transmit a signed invoice to the tax authority",
+        tags: ["invoices"],
+        params: IrnParams,
+        response: responses(
+          Action(Empty, "Invoice transmitted successfully"),
+          "confirmed by the authority",
+          BY_IRN,
+        ),
+      },
+      config: { handler: "invoice.transmit", failureMessage: "Failed to transmit invoice" },
+    },
+    async (request) => {
+      await deps.transmits.transmit(request.principal, request.params.irn);
+      return action("Invoice transmitted successfully", []);
+    },
+  );
+
+  app.get(
+    `${PREFIX}/lookup/:irn`,
+    {
+      schema: {
+        summary: "Look up an invoice's fiscalization status",
+        tags: ["invoices"],
+        params: IrnParams,
+        response: responses(Action(Lookup, "Lookup completed"), "where the invoice stands", BY_IRN),
+      },
+      config: { handler: "invoice.lookup", failureMessage: "Failed to look up invoice" },
+    },
+    async (request) =>
+      action("Lookup completed", await deps.records.lookup(request.principal, request.params.irn)),
+  );
+
+  app.get(
+    `${PREFIX}/:irn/simple`,
+    {
+      schema: {
+        summary: "The invoice as submitted, with its status",
+        tags: ["invoices"],
+        params: IrnParams,
+        response: responses(
+          Action(
+            Type.Object(
+              { status: Status, payment_status: Payment },
+              {
+                additionalProperties: true,
+                description: "the document's fields, then status and payment_status",
+              },
+            ),
+            "Invoice fetched successfully",
+          ),
+          "the invoice",
+          BY_IRN,
+        ),
+      },
+      config: { handler: "invoice.simple", failureMessage: "Failed to fetch invoice" },
+    },
+    async (request) =>
+      action(
+        "Invoice fetched successfully",
+        await deps.records.simple(request.principal, request.params.irn),
+      ),
+  );
+
+  app.get(
+    `${PREFIX}/:irn`,
+    {
+      schema: {
+        summary: "The invoice's full record: document, signature, QR code and history",
+        tags: ["invoices"],
+        params: IrnParams,
+        response: responses(Action(FullRecord, "Invoice fetched successfully"), "the full record", BY_IRN),
+      },
+      config: { handler: "invoice.fetch", failureMessage: "Failed to fetch invoice" },
+    },
+    async (request) =>
+      action(
+        "Invoice fetched successfully",
+        await deps.records.record(request.principal, request.params.irn),
+      ),
+  );
+
+  app.patch(
+    `${PREFIX}/update/:irn`,
+    {
+      schema: {
+        summary:
+          "Update an invoice's payment status: PENDING to PARTIAL (a payment, repeatable), PAID or REJECTED",
+        tags: ["invoices"],
+        params: IrnParams,
+        body: UpdateBody,
+        response: responses(Action(Empty, "Invoice updated successfully"), "updated", BY_IRN),
+      },
+      config: { handler: "invoice.update", failureMessage: "Failed to update invoice" },
+    },
+    async (request) => {
+      await payments.update(request.principal, request.params.irn, request.body);
+      return action("Invoice updated successfully", []);
+    },
+  );
+}
+
+/** The buyer's PDF: a document, not a JSON answer. */
+function pdfRoute(app: App, pdfs: Pick<InvoicePdfs, "pdf">): void {
+  app.get(
+    `${PREFIX}/:irn.pdf`,
+    {
+      schema: {
+        summary:
+          "The invoice as the buyer sees it: an A4 PDF with its lines, totals, the platform QR code and the verification QR code",
+        tags: ["invoices"],
+        params: IrnParams,
+        response: {
+          ...responses(Type.Object({}), "", BY_IRN),
+          // A document, not JSON: described by its content type.
+          200: {
+            description: "the invoice, application/pdf",
+            content: { "application/pdf": { schema: { type: "string", format: "binary" } } },
+          } as unknown as TSchema,
+        },
+      },
+      config: { handler: "invoice.pdf", failureMessage: "Failed to fetch invoice" },
+    },
+    async (request, reply) => {
+      // A PDF whose client has gone is not rendered.
+      const pdf = await pdfs.pdf(request.principal, request.params.irn, clientGone(reply));
+      return reply
+        .type("application/pdf")
+        .header(
+          "content-disposition",
+          `inline; filename="${request.params.irn.replace(/[^A-Za-z0-9._-]/g, "_")}.pdf"`,
+        )
+        .send(pdf);
+    },
+  );
+}
+
+export function invoiceRoutes(deps: {
+  invoices: InvoiceRegistration;
+  transmits: Pick<InvoiceTransmits, "transmit">;
+  records: Pick<InvoiceQueries, "lookup" | "simple" | "record">;
+  pdfs: Pick<InvoicePdfs, "pdf">;
+  irns: IrnCheck;
+  payments: PaymentService;
+  idempotency: Pick<IdempotencyService, "begin" | "complete" | "release">;
+}): FastifyPluginAsyncTypebox {
+  // Signing routes opt in: a retry of a sign whose answer was lost answers what the first did.
+  const keyed = idempotent(deps.idempotency);
+  return async (app) => {
+    registrationRoutes(app, deps.invoices, keyed);
+    batchRoutes(app, deps.invoices, keyed);
+    recordRoutes(app, deps);
+    pdfRoute(app, deps.pdfs);
+
+    app.post(
+      `${PREFIX}/irn/validate`,
+      {
+        schema: {
+          summary: "Check that an IRN fits the business's template and is not registered",
+          tags: ["irn and qr"],
+          body: IrnValidateBody,
+          response: responses(
+            Type.Object({ code: Type.Literal(200), data: Type.Object({ ok: Type.Literal(true) }) }),
+            "the IRN can be used",
+          ),
+        },
+        config: { handler: "irn.validate", failureMessage: "error has occurred" },
+      },
+      async (request) => ({
+        code: 200 as const,
+        data: await deps.irns.validateIrn(request.principal, request.body),
+      }),
+    );
+  };
+}

@@ -1,0 +1,103 @@
+import type { Principal } from "../../../businesses/business-service.ts";
+import { busyError, droppedError, JobDropped } from "../../../threads/fair-queue.ts";
+import type { InvoiceQueries } from "../invoice-queries.ts";
+import { PdfCache } from "./cache.ts";
+import { type PdfRenderer, PdfRendererBusy, type RenderOptions } from "./pool.ts";
+
+/** The most bytes of rendered PDFs kept for the next fetch of the same invoice in the same state. */
+export const PDF_CACHE_BYTES = 32 * 2 ** 20;
+
+/** A rendering several requests wait for: dropped only once every one of them has gone. */
+type Shared = { pdf: Promise<Buffer>; controller: AbortController; waiting: number };
+
+/**
+ * The buyer's PDF of an invoice: same tenant rules as `GET {IRN}`, rendered off the event loop. A
+ * rendered PDF is kept (`PDF_CACHE_BYTES`, least recently used out) under its invoice and the state
+ * the PDF shows (`printedRevision`): fetched again, it is served without rendering; after a payment
+ * update or a change of status, it is rendered anew. Requests for a PDF already being rendered wait
+ * for that rendering instead of queueing one of their own.
+ */
+export function invoicePdfs(deps: {
+  records: Pick<InvoiceQueries, "printable" | "operatorPrintable" | "printedRevision">;
+  renderer: Pick<PdfRenderer, "render"> & Partial<Pick<PdfRenderer, "admit" | "stats">>;
+  cacheBytes?: number;
+}) {
+  const { records, renderer } = deps;
+  const cache = new PdfCache(deps.cacheBytes ?? PDF_CACHE_BYTES);
+  const rendering = new Map<string, Shared>();
+  const keyOf = (businessId: string, irn: string, revision: string) => `${businessId} ${irn} ${revision}`;
+
+  /** `load` reads the invoice: not done when the business's share of the queue is used anyway. */
+  async function render(
+    load: () => Promise<Awaited<ReturnType<InvoiceQueries["printable"]>>>,
+    options: RenderOptions,
+    rendered?: (pdf: Buffer, revision: string) => void,
+  ): Promise<Buffer> {
+    try {
+      renderer.admit?.(options.business);
+      const { input, revision } = await load();
+      const pdf = await renderer.render(input, options);
+      rendered?.(pdf, revision);
+      return pdf;
+    } catch (err) {
+      if (err instanceof PdfRendererBusy) throw busyError("the PDF renderer", err);
+      if (err instanceof JobDropped) throw droppedError(err);
+      throw err;
+    }
+  }
+
+  /** Joins the rendering of `key` under way, or starts it; `signal` withdraws this request only. */
+  function joined(key: string, start: (signal: AbortSignal) => Promise<Buffer>, signal?: AbortSignal) {
+    let shared = rendering.get(key);
+    // One that every request waiting for it has left is on its way out: a newcomer starts afresh.
+    if (!shared || shared.controller.signal.aborted) {
+      const controller = new AbortController();
+      const entry: Shared = { pdf: start(controller.signal), controller, waiting: 0 };
+      const done = () => {
+        if (rendering.get(key) === entry) rendering.delete(key);
+      };
+      entry.pdf.then(done, done);
+      rendering.set(key, entry);
+      shared = entry;
+    }
+    const entry = shared;
+    entry.waiting++;
+    if (!signal) return entry.pdf;
+    const leave = () => {
+      entry.waiting--;
+      if (entry.waiting === 0) entry.controller.abort();
+    };
+    if (signal.aborted) leave();
+    else signal.addEventListener("abort", leave, { once: true });
+    return entry.pdf.finally(() => signal.removeEventListener("abort", leave));
+  }
+
+  return {
+    /** `signal`: the client's connection; a PDF no one waits for any more is not rendered. */
+    async pdf(principal: Principal, irn: string, signal?: AbortSignal): Promise<Buffer> {
+      const key = keyOf(principal.businessId, irn, await records.printedRevision(principal, irn));
+      const kept = cache.get(key);
+      if (kept) return kept;
+      return joined(
+        key,
+        (shared) =>
+          render(
+            () => records.printable(principal, irn),
+            { business: principal.businessId, signal: shared },
+            // Kept under the state it was rendered from, which a payment may have moved on since `key`.
+            (pdf, revision) => cache.set(keyOf(principal.businessId, irn, revision), pdf),
+          ),
+        signal,
+      );
+    },
+    /** Any business's invoice, for the operator (the CLI): rendered each time, in the queue's lane without a business. */
+    operatorPdf: (irn: string) => render(() => records.operatorPrintable(irn), {}),
+    /** The renderer's counts (rendered, dropped, refused, waiting) and the cache's. */
+    stats: () => ({
+      ...renderer.stats?.(),
+      cache: { hits: cache.hits, misses: cache.misses, entries: cache.size, bytes: cache.bytes },
+    }),
+  };
+}
+
+export type InvoicePdfs = ReturnType<typeof invoicePdfs>;
