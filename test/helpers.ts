@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import type { TestContext } from "node:test";
+import { after, type TestContext } from "node:test";
 import { fileURLToPath } from "node:url";
 import SQLite from "better-sqlite3";
 import { sql } from "kysely";
@@ -10,7 +10,7 @@ import pg from "pg";
 import pino from "pino";
 import { loadConfig } from "../src/config.ts";
 import { type Context, createContext, createServer } from "../src/main.ts";
-import { createWorker, type Worker } from "../src/transmission/worker.ts";
+import { createWorker, type Worker } from "../src/outbox/worker.ts";
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -41,29 +41,76 @@ export const ENGINE: "sqlite" | "postgres" =
 const PG_URL = process.env.EINVOICE_TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 
 /**
+ * Each test process keeps its schemas in a PostgreSQL database of its own, dropped when its tests
+ * are done. Test processes run side by side, and in one database a schema dropped by one of them
+ * fails another's catalog queries that are reading it (Kysely's introspection, which the migrator
+ * runs, lists the tables of every schema): "schema t_… does not exist". scripts/test.mjs names its
+ * run in EINVOICE_TEST_RUN, so it can drop what a killed process left.
+ */
+let processDatabase: Promise<URL> | undefined;
+const databaseOfProcess = () => {
+  processDatabase ??= (async () => {
+    const run = (process.env.EINVOICE_TEST_RUN ?? "x").replace(/[^a-z0-9]/g, "");
+    const name = `einvoice_test_${run}_${process.pid}_${randomBytes(3).toString("hex")}`;
+    const admin = new pg.Client({ connectionString: PG_URL });
+    await admin.connect();
+    try {
+      await admin.query(`create database ${name}`);
+    } finally {
+      await admin.end();
+    }
+    const url = new URL(PG_URL);
+    url.pathname = `/${name}`;
+    return url;
+  })();
+  return processDatabase;
+};
+// Registered at import, so on the file's root: it runs once every test of the file has ended.
+after(async () => {
+  if (!processDatabase) return;
+  const name = (await processDatabase).pathname.slice(1);
+  const admin = new pg.Client({ connectionString: PG_URL });
+  await admin.connect();
+  try {
+    // A child process a test failed to stop may still be connected: the database goes all the same.
+    await admin.query(`drop database if exists ${name} with (force)`);
+  } finally {
+    await admin.end();
+  }
+});
+
+/**
  * A fresh, empty database for one test: a SQLite file in a temporary folder, or a PostgreSQL schema
- * of its own (selected through the connection's search_path) that `drop` removes.
+ * of its own (selected through the connection's search_path, in the process's database) that `drop`
+ * removes.
  */
 export async function freshDatabase(
   dir: string,
 ): Promise<{ url: string; file: string | undefined; drop: () => Promise<void> }> {
+  if (process.env.EINVOICE_TEST_ENGINE === "none") {
+    // scripts/test.mjs runs the files it lists as opening no database once, on neither engine.
+    throw new Error(
+      "this file asked for a database, but scripts/test.mjs lists it as opening none: list it under `both` or `sqlite`",
+    );
+  }
   if (ENGINE === "sqlite") {
     const file = path.join(dir, "einvoice.db");
     // The file goes with its temporary folder.
     return { url: `sqlite:${file}`, file, drop: async () => {} };
   }
   const schema = `t_${process.pid}_${randomBytes(6).toString("hex")}`;
-  const admin = new pg.Client({ connectionString: PG_URL });
+  const database = await databaseOfProcess();
+  const admin = new pg.Client({ connectionString: database.toString() });
   await admin.connect();
   await admin.query(`create schema ${schema}`);
   await admin.end();
   const drop = async () => {
-    const cleanup = new pg.Client({ connectionString: PG_URL });
+    const cleanup = new pg.Client({ connectionString: database.toString() });
     await cleanup.connect();
     await cleanup.query(`drop schema if exists ${schema} cascade`);
     await cleanup.end();
   };
-  const url = new URL(PG_URL);
+  const url = new URL(database);
   url.searchParams.set("options", `-c search_path=${schema}`);
   // Names the test's connections, so a test can cut exactly them.
   url.searchParams.set("application_name", schema);

@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { Command } from "commander";
-import { loadConfig } from "../config.ts";
+import { clientCredentials, loadConfig, localServiceUrl } from "../config.ts";
 import { BATCH_MAX_DOCUMENTS } from "../invoices/registration/batch-limits.ts";
 import { print, progress, withContext } from "./output.ts";
 import { SubmitError, submit } from "./submit.ts";
@@ -15,7 +15,10 @@ type SubmitOptions = {
   batchSize: string;
 };
 
-/** `invoices submit`: a client of a running service, through its batch endpoints. */
+/**
+ * `invoices pdf`, from the database like the other operator commands, and `invoices submit`, a
+ * client of a running service through its batch endpoints.
+ */
 export function invoiceCommands(program: Command): void {
   const invoices = program.command("invoices").description("invoices through the API, and their PDFs");
   invoices
@@ -50,7 +53,7 @@ export function invoiceCommands(program: Command): void {
         print(
           await submit({
             source,
-            api: opts.api ?? `http://127.0.0.1:${process.env.PORT ?? "8080"}`,
+            api: opts.api ?? localServiceUrl(),
             ...credentials,
             transmit: opts.transmit,
             report: opts.report ?? `${source.replace(/\/+$/, "")}.report.jsonl`,
@@ -66,8 +69,9 @@ export function invoiceCommands(program: Command): void {
 
 /** Credentials from the options, the environment, or the sandbox's demo credentials file. */
 function apiCredentials(opts: { key?: string; secret?: string }): { apiKey: string; apiSecret: string } {
-  let apiKey = opts.key ?? process.env.EINVOICE_API_KEY;
-  let apiSecret = opts.secret ?? process.env.EINVOICE_API_SECRET;
+  const fromEnv = clientCredentials();
+  let apiKey = opts.key ?? fromEnv.apiKey;
+  let apiSecret = opts.secret ?? fromEnv.apiSecret;
   if (!apiKey || !apiSecret) {
     const file = path.join(loadConfig().dataDir, "sandbox-credentials.json");
     if (fs.existsSync(file)) {

@@ -1,6 +1,6 @@
 import { createPublicKey } from "node:crypto";
 import { type Command, Option } from "commander";
-import { loadConfig } from "../config.ts";
+import { loadConfig, type SettingName } from "../config.ts";
 import {
   generatePrivateKey,
   newProductionSecrets,
@@ -10,7 +10,10 @@ import {
 import { jwkOf } from "../crypto/signer.ts";
 import { print, withContext } from "./output.ts";
 
-/** `keys`: the service's own keys (signing, QR, data), not a business's API credentials. */
+/**
+ * `keys`: the service's own secrets (the signing, QR and data keys; `generate` adds the pepper and the
+ * operator password), not a business's API credentials.
+ */
 export function serviceKeyCommands(program: Command): void {
   const keys = program.command("keys").description("service keys");
   rotateKeyCommands(keys);
@@ -22,7 +25,7 @@ function rotateKeyCommands(keys: Command): void {
   for (const [name, kind, variable] of [
     ["rotate-signing-key", "signing", "EINVOICE_SIGNING_KEYS"],
     ["rotate-qr-key", "qr", "EINVOICE_QR_KEYS"],
-  ] as const) {
+  ] as const satisfies ReadonlyArray<readonly [string, string, SettingName]>) {
     keys
       .command(name)
       .description(
@@ -84,7 +87,7 @@ const MBS_SETTINGS = {
   EINVOICE_MBS_URL: "",
   EINVOICE_MBS_API_KEY: "",
   EINVOICE_MBS_API_SECRET: "",
-};
+} satisfies Partial<Record<SettingName, string>>;
 
 function rotateDataKeyCommand(keys: Command): void {
   keys

@@ -2,7 +2,10 @@ import { SingleBar } from "cli-progress";
 import { loadConfig } from "../config.ts";
 import { type Context, createContext } from "../main.ts";
 
-/** Every command prints exactly one JSON object on stdout; diagnostics go to stderr. */
+/**
+ * Every command prints exactly one JSON object on stdout (but `keys generate --env`, whose lines are
+ * an .env file's); diagnostics go to stderr.
+ */
 export function print(result: unknown): void {
   process.stdout.write(`${JSON.stringify(result)}\n`);
 }

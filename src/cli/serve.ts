@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { loadConfig } from "../config.ts";
+import { loadConfig, loadConfigWith } from "../config.ts";
 import { openDatabase } from "../db/database.ts";
 import { migrateToLatest } from "../db/migrations.ts";
 import { serve, work } from "../main.ts";
@@ -9,18 +9,16 @@ import { print } from "./output.ts";
 export function serveCommands(program: Command): void {
   program
     .command("serve")
-    .description("run the API (env: PORT, HOST, EINVOICE_DATABASE_URL, EINVOICE_MODE, EINVOICE_PROCESSES)")
+    .description("run the API (env: PORT, HOST, EINVOICE_DATABASE_URL, EINVOICE_MODE, EINVOICE_PROCESSES, …)")
     .option("--processes <n>", "API processes sharing the port (default: EINVOICE_PROCESSES or 1)")
     .action(async (opts: { processes?: string }) => {
-      await serve(
-        loadConfig(opts.processes ? { ...process.env, EINVOICE_PROCESSES: opts.processes } : process.env),
-      );
+      await serve(loadConfigWith({ EINVOICE_PROCESSES: opts.processes }));
     });
 
   program
     .command("worker")
     .description(
-      "deliver queued transmissions and webhooks (env: EINVOICE_WORKER_CONCURRENCY, EINVOICE_LEASE_MS, …)",
+      "deliver queued jobs: invoices to the authority, the payment updates and VAT reports forwarded to it, and webhooks (env: EINVOICE_WORKER_CONCURRENCY, EINVOICE_LEASE_MS, …)",
     )
     .action(async () => {
       await work(loadConfig());

@@ -2,8 +2,8 @@ import type { BusinessService, NewBusiness } from "../businesses/business-servic
 import { DomainError } from "../errors.ts";
 import type { InvoiceQueries } from "../invoices/records/invoice-queries.ts";
 import type { InvoiceTransmits } from "../invoices/transmits.ts";
+import type { TransmissionService } from "../outbox/outbox-service.ts";
 import { qrImage } from "../qr/qr-image.ts";
-import type { TransmissionService } from "../transmission/outbox.ts";
 import type { Cursor, DashboardRepository, InvoiceFilter } from "./dashboard-repository.ts";
 
 /** How the dashboard's changes appear in histories and the audit log. */

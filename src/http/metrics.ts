@@ -1,11 +1,14 @@
-import { Counter, Histogram, type Registry } from "prom-client";
+import { Counter, Histogram, Registry } from "prom-client";
 
 /**
- * Request counts and latency by method, route and status (the histogram's `_count` is the request
- * count), and the invoices this process signed. The route is the pattern (`/api/v1/einvoice/:irn`),
- * never the path itself, so the label set stays bounded whatever clients send.
+ * The service's Prometheus registry, which /metrics serves (operational-routes.ts): request counts
+ * and latency by method, route and status (the histogram's `_count` is the request count), and the
+ * invoices this process signed; the outbox registers its gauges into it too (outbox/metrics.ts).
+ * The route is the pattern (`/api/v1/einvoice/:irn`), never the path itself, so the label set stays
+ * bounded whatever clients send.
  */
-export function serviceMetrics(registry: Registry) {
+export function serviceMetrics() {
+  const registry = new Registry();
   const requests = new Histogram({
     name: "einvoice_http_request_duration_seconds",
     help: "HTTP requests answered by this process, by method, route and status, and how long they took",
@@ -19,6 +22,7 @@ export function serviceMetrics(registry: Registry) {
     registers: [registry],
   });
   return {
+    registry,
     request(method: string, route: string | undefined, status: number, seconds: number) {
       requests.observe({ method, route: route ?? "(no route)", status: String(status) }, seconds);
     },

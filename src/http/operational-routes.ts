@@ -1,10 +1,11 @@
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyPluginAsync } from "fastify";
+import type { Registry } from "prom-client";
 import { Type } from "typebox";
 import { DomainError } from "../errors.ts";
 import { health } from "./envelope.ts";
 import { ErrorEnvelope, responses } from "./openapi.ts";
 
-/** The spec's health check, liveness, readiness and the OpenAPI document. */
+/** The spec's health check, liveness, readiness and the OpenAPI document; /metrics is `metricsRoutes`. */
 export function operationalRoutes(app: FastifyInstance, deps: { ready(): Promise<void> }): void {
   app.get(
     "/",
@@ -81,4 +82,29 @@ export function operationalRoutes(app: FastifyInstance, deps: { ready(): Promise
       return { status: "ready" };
     },
   );
+}
+
+/** Prometheus scrape endpoint: service-wide counts only, no business's data, so no credentials. */
+export function metricsRoutes(deps: { registry: Registry }): FastifyPluginAsync {
+  return async (app) => {
+    const scrape = {
+      schema: {
+        summary: "Prometheus metrics (no credentials; service-wide counts only)",
+        tags: ["operations"],
+        security: [],
+        response: {
+          200: {
+            description: "the Prometheus text format",
+            content: { "text/plain": { schema: { type: "string" } } },
+          },
+          429: { ...ErrorEnvelope, description: "too many requests from this address" },
+        },
+      },
+      config: { handler: "metrics", public: true },
+    };
+    app.get("/metrics", scrape, async (_request, reply) => {
+      const { registry } = deps;
+      return reply.type(registry.contentType).send(await registry.metrics());
+    });
+  };
 }

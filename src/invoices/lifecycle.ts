@@ -3,11 +3,12 @@ import type { Executor } from "../db/database.ts";
 import type { InvoiceTable, StoredInvoiceStatus, StoredPaymentStatus } from "../db/schema.ts";
 import { PAYMENT_STATUSES, type PaymentStatus } from "../reference/data.ts";
 import type { AuthorityForwarder } from "../transmission/forward.ts";
-import type { DeliveryPort } from "../transmission/port.ts";
+import type { DeliveryPort, ForwardingPort } from "../transmission/port.ts";
 import type { WebhookNotifier } from "../webhooks/notifier.ts";
 import type { InvoiceEvent, InvoiceRepository } from "./invoice-repository.ts";
-import { amountsOf, type Balance, type PaymentDecision } from "./payments/payment-decision.ts";
+import type { PaymentDecision } from "./payments/payment-decision.ts";
 import { openDocument } from "./stored-document.ts";
+import { type Effects, paymentEffects, queuedEffects, signedEffects } from "./transitions.ts";
 
 /*
  * The invoice lifecycle: its states, the moves between them, and what each move writes (the state,
@@ -59,31 +60,61 @@ export const STATE_AFTER: Readonly<Record<string, InvoiceStatus>> = {
   transmission_failed: "TRANSMISSION_FAILED",
 };
 
-/** What webhook events say about an invoice: its state, never its content. */
-export function eventData(
-  row: Pick<InvoiceTable, "irn" | "business_id" | "status" | "payment_status"> & Balance,
-) {
-  return {
-    irn: row.irn,
-    business_id: row.business_id,
-    status: row.status,
-    payment_status: row.payment_status,
-    ...amountsOf(row),
-  };
-}
+export { eventData } from "./transitions.ts";
+
+/**
+ * The outbox as the lifecycle queues deliveries in it (src/outbox): in the move's transaction, one
+ * row each, ids in order; and the delivery still open for an invoice, if any.
+ */
+export type DeliveryQueue = {
+  enqueue(
+    kind: "delivery",
+    items: ReadonlyArray<{ irn: string; businessId: string }>,
+    at: string,
+    tx: Executor,
+  ): Promise<number[]>;
+  openDelivery(irn: string, tx: Executor): Promise<number | undefined>;
+};
 
 // biome-ignore lint/complexity/noExcessiveLinesPerFunction: a factory: each transition is a closure of its own
 export function invoiceLifecycle(deps: {
   invoices: Pick<
     InvoiceRepository,
-    "findByIrn" | "setStatus" | "changeStatusIf" | "changePaymentIf" | "addEvent" | "addEvents" | "events"
+    | "findByIrn"
+    | "insertMany"
+    | "setStatus"
+    | "changeStatusIf"
+    | "changePaymentIf"
+    | "addEvent"
+    | "addEvents"
+    | "events"
   >;
-  notifier: Pick<WebhookNotifier, "notify">;
+  notifier: Pick<WebhookNotifier, "notify" | "notifyMany">;
+  /** Where the deliveries of invoices signed with their transmission, or queued again, go. */
+  deliveries: DeliveryQueue;
   sealer: Pick<Sealer, "open">;
   /** Tells the authority of payment changes, when it keeps them (MBS). */
   forwarder: Pick<AuthorityForwarder, "forward">;
 }) {
-  const { invoices, notifier, sealer, forwarder } = deps;
+  const { invoices, notifier, sealer, forwarder, deliveries } = deps;
+
+  /**
+   * Writes what a move leaves besides its row (transitions.ts), in its transaction; answers the
+   * queued deliveries' job ids by IRN. `subscribed`: the businesses with a webhook, when the caller
+   * read them already (before a lock, see register).
+   */
+  async function write(effects: Effects, tx: Executor, subscribed?: ReadonlySet<string>) {
+    if (effects.history.length > 0) await invoices.addEvents(effects.history, tx);
+    for (const { message, businessId, at } of effects.forwards)
+      await forwarder.forward(message, businessId, at, tx);
+    if (effects.notices.length > 0) await notifier.notifyMany(effects.notices, tx, subscribed);
+    const jobs = new Map<string, number>();
+    if (effects.deliveries.length === 0) return jobs;
+    const at = effects.history[0]?.event.at ?? new Date().toISOString();
+    const ids = await deliveries.enqueue("delivery", effects.deliveries, at, tx);
+    for (const [i, { irn }] of effects.deliveries.entries()) jobs.set(irn, ids[i] as number);
+    return jobs;
+  }
 
   /** Whether the invoice's last attempt was held the same way, in the same state at the authority. */
   async function sameHold(irn: string, detail: Record<string, unknown>, tx: Executor): Promise<boolean> {
@@ -91,15 +122,8 @@ export function invoiceLifecycle(deps: {
     return last?.hold === detail.hold && last?.authority_state === detail.authority_state;
   }
 
-  /** What the outbox reports of a delivery, written as the invoice's state, history and notices. */
-  const delivery: DeliveryPort = {
-    async target(irn) {
-      const invoice = await invoices.findByIrn(irn);
-      if (!invoice) return { skip: "invoice not found" };
-      if (invoice.status === "TRANSMITTED") return { skip: null };
-      return { businessId: invoice.business_id, document: openDocument(invoice, sealer) };
-    },
-
+  /** What the outbox reports of a later message to the authority, written in the invoice's history. */
+  const forwarding: ForwardingPort = {
     async isDelivered(irn) {
       return (await invoices.findByIrn(irn))?.status === "TRANSMITTED";
     },
@@ -121,6 +145,16 @@ export function invoiceLifecycle(deps: {
         },
         tx,
       );
+    },
+  };
+
+  /** What the outbox reports of a delivery, written as the invoice's state, history and notices. */
+  const delivery: DeliveryPort = {
+    async target(irn) {
+      const invoice = await invoices.findByIrn(irn);
+      if (!invoice) return { skip: "invoice not found" };
+      if (invoice.status === "TRANSMITTED") return { skip: null };
+      return { businessId: invoice.business_id, document: openDocument(invoice, sealer) };
     },
 
     async delivered(irn, report, tx) {
@@ -239,22 +273,43 @@ export function invoiceLifecycle(deps: {
 
   return {
     delivery,
+    forwarding,
+
+    /**
+     * Invoices signed in this transaction, stored in the state they are signed into (initialState)
+     * with their first history entries, notices and, for sign-transmit, their deliveries: their
+     * job ids by IRN. `subscribed` as for `write`.
+     */
+    async signed(
+      signed: ReadonlyArray<{ row: InvoiceTable; actor: string }>,
+      tx: Executor,
+      subscribed?: ReadonlySet<string>,
+    ): Promise<Map<string, number>> {
+      await invoices.insertMany(
+        signed.map(({ row }) => row),
+        tx,
+      );
+      return write(signedEffects(signed), tx, subscribed);
+    },
 
     /**
      * Queues the invoice for the authority: TRANSMITTING, by compare-and-set from one of `from`, with
-     * its history entry. False when the invoice was not in one of those states.
+     * its history entry and its delivery: the delivery's job id. Undefined when the invoice was not
+     * in one of those states (another request moved it first).
      */
     async queued(
-      irn: string,
+      row: Pick<InvoiceTable, "irn" | "business_id">,
       from: readonly InvoiceStatus[],
       actor: string,
       at: string,
       tx: Executor,
-    ): Promise<boolean> {
+    ): Promise<number | undefined> {
+      const { irn } = row;
       if (!(await invoices.changeStatusIf(irn, from, { status: "TRANSMITTING", updated_at: at }, tx)))
-        return false;
-      await invoices.addEvent(irn, { at, type: "transmission_queued", actor, detail: {} }, tx);
-      return true;
+        return undefined;
+      const open = await deliveries.openDelivery(irn, tx);
+      const jobs = await write(queuedEffects(row, actor, at, open !== undefined), tx);
+      return open ?? jobs.get(irn);
     },
 
     /**
@@ -281,41 +336,7 @@ export function invoiceLifecycle(deps: {
         tx,
       );
       if (!moved) return false;
-      await invoices.addEvent(row.irn, { at, type: "payment_updated", actor, detail: decision.detail }, tx);
-      const { amount, payment_update_date } = decision.detail as {
-        amount?: number;
-        payment_update_date?: string;
-      };
-      await forwarder.forward(
-        {
-          kind: "payment_update",
-          irn: row.irn,
-          update: {
-            payment_status: decision.to,
-            reference: decision.payment_reference,
-            ...(amount === undefined ? {} : { amount }),
-            ...(payment_update_date === undefined ? {} : { payment_update_date }),
-          },
-        },
-        row.business_id,
-        at,
-        tx,
-      );
-      await notifier.notify(
-        {
-          businessId: row.business_id,
-          type: "invoice.payment_updated",
-          data: {
-            ...eventData({ ...row, payment_status: decision.to, paid_minor: decision.paid_minor }),
-            payment_reference: decision.payment_reference,
-            // This update's payment (none for REJECTED) and the date it was made.
-            amount: decision.detail.amount ?? null,
-            payment_update_date: decision.detail.payment_update_date,
-          },
-          at,
-        },
-        tx,
-      );
+      await write(paymentEffects(row, decision, actor, at), tx);
       return true;
     },
   };

@@ -27,3 +27,14 @@ export function openDocument(
   if (row.sealed) Object.assign(document, JSON.parse(sealer.open(row.sealed, row.irn)));
   return document;
 }
+
+/**
+ * The invoice's currency, from the part of the document stored in the open: the payment, report
+ * and verification paths need only this field, not the sealed parties.
+ */
+export function currencyOf(row: Pick<InvoiceTable, "document">): string | undefined {
+  const { document_currency_code: currency } = JSON.parse(row.document) as {
+    document_currency_code?: unknown;
+  };
+  return typeof currency === "string" ? currency : undefined;
+}

@@ -2,7 +2,7 @@ import { actorOf, type Principal } from "../businesses/business-service.ts";
 import { type Db, writeTransaction } from "../db/database.ts";
 import type { InvoiceTable } from "../db/schema.ts";
 import { DomainError } from "../errors.ts";
-import type { TransmissionService } from "../transmission/outbox.ts";
+import type { TransmissionService } from "../outbox/outbox-service.ts";
 import type { InvoiceRepository } from "./invoice-repository.ts";
 import type { InvoiceLifecycle, InvoiceStatus } from "./lifecycle.ts";
 import { invoiceLoader } from "./records/invoice-queries.ts";
@@ -11,7 +11,7 @@ import { invoiceLoader } from "./records/invoice-queries.ts";
 export function invoiceTransmits(deps: {
   db: Db;
   invoices: Pick<InvoiceRepository, "find" | "findByIrn" | "findState">;
-  transmission: Pick<TransmissionService, "enqueueDelivery" | "openDelivery" | "deliverNow">;
+  transmission: Pick<TransmissionService, "openDelivery" | "deliverNow">;
   lifecycle: Pick<InvoiceLifecycle, "queued">;
   transmitWaitMs: number;
 }) {
@@ -20,10 +20,11 @@ export function invoiceTransmits(deps: {
 
   /** Waits (bounded) for the queued delivery; the answer says where the invoice stands. */
   async function awaitDelivery(irn: string, jobId: number): Promise<void> {
+    // The job settles in the transaction that moves the invoice (the lifecycle's delivered and
+    // attemptFailed): done means TRANSMITTED, failed means TRANSMISSION_FAILED.
     const job = await transmission.deliverNow(jobId, transmitWaitMs);
-    const invoice = await invoices.findByIrn(irn);
-    if (invoice?.status === "TRANSMITTED") return;
-    if (invoice?.status === "TRANSMISSION_FAILED") {
+    if (job?.state === "done") return;
+    if (job?.state === "failed") {
       throw new DomainError("transmission_refused", {
         message: "Transmission failed",
         details: `the tax authority did not accept the invoice: ${job?.last_error ?? "unknown error"}; correct it or call transmit again to retry`,
@@ -40,8 +41,8 @@ export function invoiceTransmits(deps: {
   }
 
   /**
-   * Moves an invoice from one of `from` to TRANSMITTING and queues its delivery, in one transaction;
-   * answers the job's id. When another request moved it first (a double click, two operators, two
+   * Moves an invoice from one of `from` to TRANSMITTING and queues its delivery (the lifecycle's
+   * `queued`), in one transaction; answers the job's id. When another request moved it first (a double click, two operators, two
    * transmit calls), answers that request's open job instead, or, when there is none, the state the
    * invoice is in now. Nothing is queued twice: the move is a compare-and-set.
    */
@@ -52,9 +53,8 @@ export function invoiceTransmits(deps: {
   ): Promise<{ jobId: number } | { status: InvoiceStatus }> {
     const at = new Date().toISOString();
     return writeTransaction(db, async (tx) => {
-      if (await lifecycle.queued(row.irn, from, actor, at, tx)) {
-        return { jobId: await transmission.enqueueDelivery(row.irn, row.business_id, at, tx) };
-      }
+      const queued = await lifecycle.queued(row, from, actor, at, tx);
+      if (queued !== undefined) return { jobId: queued };
       const open = await transmission.openDelivery(row.irn, tx);
       if (open !== undefined) return { jobId: open };
       const now = await invoices.findState(row.irn, row.business_id, tx);

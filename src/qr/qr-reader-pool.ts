@@ -1,7 +1,8 @@
-import { Worker } from "node:worker_threads";
-import { FairQueue, type Job, QueueFull } from "../threads/fair-queue.ts";
+import { FairQueue, QueueFull } from "../threads/fair-queue.ts";
+import { WorkerPool } from "../threads/worker-pool.ts";
 import { ImageUnreadable } from "./qr-image-decoder.ts";
 import type { QrImage } from "./qr-image-guard.ts";
+import type { QrReply } from "./qr-reader-thread.ts";
 
 /** Whose image it is (its share of the queue), and the signal that drops it while it waits. */
 export type ReadOptions = { business?: string | undefined; signal?: AbortSignal | undefined };
@@ -34,14 +35,7 @@ export class DecodeTimeLimit extends ImageUnreadable {}
  */
 const THREAD_LIMITS = { maxOldGenerationSizeMb: 96, maxYoungGenerationSizeMb: 16, stackSizeMb: 4 };
 
-const THREAD = new URL("./qr-reader-thread.mjs", import.meta.url);
-
-type Reply =
-  | { ready: true }
-  | { started: number }
-  | { id: number; text: string | null; memory: number }
-  | { id: number; refused: string }
-  | { id: number; error: string };
+const THREAD = new URL("./qr-reader-thread.ts", import.meta.url);
 
 /**
  * Decodes QR images on a thread of its own, one at a time. A decode takes 3–40 ms (a 2,000 × 2,000
@@ -56,130 +50,49 @@ type Reply =
  * shrinks, so a thread whose decoder holds more than `memoryLimitMb` after an image is replaced.
  * The largest images the guard admits take about 95 MB (a 2,000 × 2,000 16-bit RGBA PNG).
  */
-// biome-ignore lint/complexity/noExcessiveLinesPerFunction: a factory: the pool's operations are its closures, each short
 export function qrImageReader(
   options: { timeLimitMs?: number; maxQueue?: number; share?: number; memoryLimitMb?: number } = {},
 ): QrImageReader {
   const timeLimitMs = options.timeLimitMs ?? 1500;
   const memoryLimit = (options.memoryLimitMb ?? 256) * 2 ** 20;
-  type Read = Job<QrImage, string | null>;
   const queue = new FairQueue<QrImage, string | null>({
     share: options.share ?? QR_SHARE,
     capacity: options.maxQueue ?? QR_QUEUE,
     work: { one: "image", plural: "images", verb: "decoded" },
     refusal: QrReaderBusy,
   });
-  let worker: Worker | undefined;
-  let ready = false;
-  let current: { id: number; job: Read; timer?: NodeJS.Timeout } | undefined;
-  let nextId = 0;
-  let closed = false;
-  let started = 0;
-
-  function replace() {
-    const old = worker;
-    worker = undefined;
-    ready = false;
-    void old?.terminate();
-  }
-
-  function settle(): Read | undefined {
-    if (!current) return undefined;
-    clearTimeout(current.timer);
-    const { job } = current;
-    current = undefined;
-    return job;
-  }
-
-  function start(): Worker {
-    started++;
-    const thread = new Worker(THREAD, { resourceLimits: THREAD_LIMITS });
-    thread.on("message", (reply: Reply) => {
-      if (thread !== worker) return;
-      if ("ready" in reply) {
-        ready = true;
-      } else if ("started" in reply) {
-        if (current?.id === reply.started) current.timer = limit(current.id, current.job);
-        return;
-      } else if (current && reply.id === current.id) {
-        const job = settle();
-        if ("refused" in reply) {
-          job?.reject(new ImageUnreadable(reply.refused));
-        } else if ("error" in reply) {
-          // A decoder that threw may have aborted its WebAssembly instance: a fresh thread takes over.
-          replace();
-          job?.reject(new ImageUnreadable(`the image could not be decoded (${reply.error})`));
-        } else {
-          // The answer stands; the thread that grew past the limit gives way to a fresh one.
-          if (reply.memory > memoryLimit) replace();
-          job?.resolve(reply.text);
-        }
-      }
-      pump();
-    });
-    thread.on("error", (err: NodeJS.ErrnoException) => {
-      if (thread !== worker) return;
-      replace();
-      const job = settle();
-      // Failing to start is the service's fault, and every waiting image would meet the same.
-      if (!job) {
-        queue.clear(err);
-        return;
-      }
-      job.reject(
-        new ImageUnreadable(
-          err.code === "ERR_WORKER_OUT_OF_MEMORY"
-            ? "the image could not be decoded within the decoder's memory limit"
-            : "the image could not be decoded (the decoder stopped on it)",
-        ),
-      );
-      pump();
-    });
-    thread.on("exit", () => {
-      if (thread !== worker) return;
-      replace();
-      const job = settle();
-      job?.reject(new ImageUnreadable("the image could not be decoded (the decoder stopped on it)"));
-      pump();
-    });
-    return thread;
-  }
-
-  function pump() {
-    if (closed || current || queue.waiting === 0) {
-      // Idle, the thread must not keep the process alive.
-      if (!current && queue.waiting === 0) worker?.unref();
-      return;
-    }
-    if (!worker) worker = start();
-    worker.ref();
-    if (!ready) return;
-    const job = queue.take() as Read;
-    const id = nextId++;
-    current = { id, job };
-    worker.postMessage({ id, image: job.input });
-  }
-
-  /** From when the thread has the image: neither the queue nor the thread's start-up counts. */
-  function limit(id: number, job: Read): NodeJS.Timeout {
-    return setTimeout(() => {
-      if (current?.id !== id) return;
-      settle();
-      replace();
-      job.reject(
-        new DecodeTimeLimit(
+  const pool = new WorkerPool({
+    entry: THREAD,
+    queue,
+    timeLimitMs,
+    resourceLimits: THREAD_LIMITS,
+    fromThread: (value) => {
+      const reply = value as QrReply;
+      if ("refused" in reply) throw new ImageUnreadable(reply.refused);
+      return reply.text;
+    },
+    // A decoder that threw may have aborted its WebAssembly instance; one that grew past the limit
+    // keeps that memory: either way a fresh thread takes over, once the answer is given.
+    retire: (answer) => !answer.ok || ((answer.value as { memory?: number }).memory ?? 0) > memoryLimit,
+    fail: ({ kind, message, error }) => {
+      if (kind === "time") {
+        return new DecodeTimeLimit(
           `the image could not be decoded within ${timeLimitMs} ms: send the QR text, or a plain image of the code`,
-        ),
+        );
+      }
+      if (kind === "threw") return new ImageUnreadable(`the image could not be decoded (${message})`);
+      return new ImageUnreadable(
+        (error as NodeJS.ErrnoException | undefined)?.code === "ERR_WORKER_OUT_OF_MEMORY"
+          ? "the image could not be decoded within the decoder's memory limit"
+          : "the image could not be decoded (the decoder stopped on it)",
       );
-      pump();
-    }, timeLimitMs);
-  }
+    },
+  });
 
   return {
     read(image, { business, signal } = {}) {
-      if (closed) return Promise.reject(new Error("the QR image reader is closed"));
       const read = queue.submit(business, image, signal);
-      pump();
+      pool.pump();
       return read;
     },
     admit: (business) => queue.admit(business),
@@ -190,16 +103,7 @@ export function qrImageReader(
       waiting: queue.waiting,
       running: queue.running,
     }),
-    threadsStarted: () => started,
-    async close() {
-      closed = true;
-      const stopping = worker;
-      worker = undefined;
-      const job = settle();
-      const err = new Error("the QR image reader is closed");
-      job?.reject(err);
-      queue.clear(err);
-      await stopping?.terminate();
-    },
+    threadsStarted: () => pool.threadsStarted,
+    close: () => pool.close(new Error("the QR image reader is closed")),
   };
 }

@@ -2,6 +2,7 @@ import { actorOf, type Principal } from "../businesses/business-service.ts";
 import { type Db, writeTransaction } from "../db/database.ts";
 import { DomainError, summarize } from "../errors.ts";
 import type { InvoiceRepository } from "../invoices/invoice-repository.ts";
+import { currencyOf } from "../invoices/stored-document.ts";
 import type { AuthorityForwarder } from "../transmission/forward.ts";
 import { checkReport } from "./checks.ts";
 import type { ReportRepository } from "./report-repository.ts";
@@ -88,9 +89,7 @@ export function reportService(deps: {
     /** Stores the report against a registered IRN of the caller's business, and notes it in the history. */
     async submit(principal: Principal, report: FiscalizationReport) {
       const invoice = await invoices.find(report.irn, principal.businessId);
-      const currency = invoice
-        ? (JSON.parse(invoice.document) as { document_currency_code?: string }).document_currency_code
-        : undefined;
+      const currency = invoice ? currencyOf(invoice) : undefined;
       const { errors, warnings } = checkReport(
         report,
         invoice && { supplier_tin: invoice.supplier_tin, customer_tin: invoice.customer_tin, currency },

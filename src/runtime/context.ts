@@ -33,6 +33,10 @@ import { validationPool } from "../invoices/validation/validation-pool.ts";
 import { dataKeyStateRepository } from "../keys/key-state-repository.ts";
 import { dataKeyRotation } from "../keys/rotation.ts";
 import { sealingService } from "../keys/sealing.ts";
+import { type OutboxMetrics, outboxMetrics } from "../outbox/metrics.ts";
+import { outboxRepository } from "../outbox/outbox-repository.ts";
+import { outboxQueue, outboxService } from "../outbox/outbox-service.ts";
+import { outboxWrite } from "../outbox/write.ts";
 import { qrImageReader } from "../qr/qr-reader-pool.ts";
 import { qrService } from "../qr/qr-service.ts";
 import { catalogRepository } from "../reference/catalog-repository.ts";
@@ -47,10 +51,6 @@ import { mbsAuthority } from "../transmission/authority/mbs.ts";
 import { authorityHold, authorityHoldRepository } from "../transmission/authority-hold.ts";
 import { deliveryHandler } from "../transmission/delivery.ts";
 import { authorityForwarder, forwardHandler } from "../transmission/forward.ts";
-import { jobSettling } from "../transmission/jobs.ts";
-import { type OutboxMetrics, outboxMetrics } from "../transmission/metrics.ts";
-import { transmissionService } from "../transmission/outbox.ts";
-import { outboxRepository } from "../transmission/outbox-repository.ts";
 import { verificationService } from "../verification/verification-service.ts";
 import { webhookDispatcher } from "../webhooks/dispatcher.ts";
 import { webhookNotifier } from "../webhooks/notifier.ts";
@@ -110,8 +110,8 @@ function authorityOf(config: Config): AuthorityConnector {
 
 /**
  * The outbox with its three kinds of job (an invoice's delivery to the authority, a later message
- * to it, a webhook's event) (an invoice's delivery to the authority, a webhook's event),
- * and the lifecycle the deliveries report their outcomes to.
+ * to it, a webhook's event), the sides that queue them, and the lifecycle the deliveries and
+ * forwards report their outcomes to.
  */
 function outboxOf(
   config: Config,
@@ -125,47 +125,36 @@ function outboxOf(
 ) {
   const { db, invoices: invoicesRepo, webhooks: webhooksRepo, sealer, metrics } = deps;
   const outbox = outboxRepository(db);
-  const notifier = webhookNotifier({ outbox, webhooks: webhooksRepo });
+  const queue = outboxQueue(outbox);
+  const notifier = webhookNotifier({ outbox: queue, webhooks: webhooksRepo });
   const authority = authorityOf(config);
   const forwarder = authorityForwarder({
     outbox,
     authority,
     maxQueued: config.bounds.queuedForwardsPerBusiness,
   });
-  const lifecycle = invoiceLifecycle({ invoices: invoicesRepo, notifier, sealer, forwarder });
-  const settling = jobSettling({ db, outbox });
-  const settings = config.outbox;
+  const lifecycle = invoiceLifecycle({
+    invoices: invoicesRepo,
+    notifier,
+    sealer,
+    forwarder,
+    deliveries: queue,
+  });
   const hold = authorityHold({
     holds: authorityHoldRepository(db),
     authority: authority.name,
     probeMs: config.authorityProbeMs,
   });
-  const transmission = transmissionService({
+  const transmission = outboxService({
     outbox,
-    settling,
+    write: outboxWrite(db),
     hold,
     handlers: {
-      delivery: deliveryHandler({
-        db,
-        outbox,
-        settling,
-        invoices: lifecycle.delivery,
-        authority,
-        hold,
-        settings,
-      }),
-      forward: forwardHandler({
-        db,
-        outbox,
-        settling,
-        invoices: lifecycle.delivery,
-        authority,
-        hold,
-        settings,
-      }),
-      webhook: webhookDispatcher({ outbox, settling, webhooks: webhooksRepo, sealer, settings }),
+      delivery: deliveryHandler({ invoices: lifecycle.delivery, authority, hold }),
+      forward: forwardHandler({ outbox, invoices: lifecycle.forwarding, authority, hold }),
+      webhook: webhookDispatcher({ webhooks: webhooksRepo, sealer }),
     },
-    settings,
+    settings: config.outbox,
     onSettled: (job, outcome) => metrics.settled(job.kind, outcome),
   });
   metrics.observe(transmission);
@@ -199,8 +188,8 @@ export async function createContext(config: Config) {
     audit: auditLog,
     pepper: keyring.pepper,
   });
-  const metrics = outboxMetrics({ refreshMs: config.metricsRefreshMs });
-  const counters = serviceMetrics(metrics.registry);
+  const counters = serviceMetrics();
+  const metrics = outboxMetrics({ registry: counters.registry, refreshMs: config.metricsRefreshMs });
   const webhooksRepo = webhookRepository(db);
   const { notifier, lifecycle, transmission, forwarder } = outboxOf(config, {
     db,
@@ -256,7 +245,7 @@ export async function createContext(config: Config) {
     signer,
     validate: validations.validate,
     products: knownProducts,
-    transmission,
+    lifecycle,
     notifier,
     transmits,
     strictSupplier: config.strictSupplier,

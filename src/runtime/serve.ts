@@ -1,6 +1,6 @@
 import cluster from "node:cluster";
 import type { Config } from "../config.ts";
-import { createWorker } from "../transmission/worker.ts";
+import { createWorker } from "../outbox/worker.ts";
 import { type Context, createContext, type Logger } from "./context.ts";
 import { announceSandbox } from "./sandbox.ts";
 import { createLogger, createServer } from "./server.ts";

@@ -3,12 +3,12 @@ import pino from "pino";
 import type { Config } from "../config.ts";
 import { dashboardRoutes } from "../dashboard/dashboard-routes.ts";
 import { buildApp } from "../http/app.ts";
+import { metricsRoutes } from "../http/operational-routes.ts";
 import { rateLimitStore } from "../http/rate-limit-store.ts";
 import { invoiceRoutes } from "../invoices/invoice-routes.ts";
 import { qrRoutes } from "../qr/qr-routes.ts";
 import { referenceRoutes } from "../reference/reference-routes.ts";
 import { reportRoutes } from "../reports/report-routes.ts";
-import { metricsRoutes } from "../transmission/metrics-routes.ts";
 import { jwksRoutes } from "../verification/jwks-routes.ts";
 import { verifyRoutes } from "../verification/verification-routes.ts";
 import type { Context, Logger } from "./context.ts";
@@ -56,7 +56,7 @@ export function createServer(ctx: Context, logger: Logger) {
       reportRoutes({ reports: ctx.reports }),
       jwksRoutes({ signer: ctx.signer }),
       qrRoutes({ qr: ctx.qrCodes, invoices: ctx.records }),
-      metricsRoutes({ metrics: ctx.metrics }),
+      metricsRoutes({ registry: ctx.counters.registry }),
       verifyRoutes({ verification: ctx.verification }),
       dashboardRoutes({
         dashboard: ctx.dashboard,

@@ -130,11 +130,6 @@ export class FairQueue<I, O> {
     });
   }
 
-  /**
-   * The refusal a job of `business` would meet now (its lane is full, or the queue is and no lane is
-   * longer), so that a caller can refuse before preparing the job's input; undefined when it would
-   * be let in.
-   */
   /** Throws the refusal a job of `business` would meet now, counted; returns when it would be let in. */
   admit(business: string | undefined): void {
     const refused = this.refusal(business);
@@ -143,6 +138,11 @@ export class FairQueue<I, O> {
     throw refused;
   }
 
+  /**
+   * The refusal a job of `business` would meet now (its lane is full, or the queue is and no lane is
+   * longer), so that a caller can refuse before preparing the job's input; undefined when it would
+   * be let in.
+   */
   refusal(business: string | undefined): QueueFull | undefined {
     const key = business ?? NO_BUSINESS;
     const mine = this.lanes.get(key)?.length ?? 0;

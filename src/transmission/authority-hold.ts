@@ -1,6 +1,9 @@
 import type { Db, Executor } from "../db/database.ts";
 import type { AuthorityHoldTable } from "../db/schema.ts";
-import { iso } from "./jobs.ts";
+import { iso } from "../outbox/attempts.ts";
+import { messageOf } from "../outbox/failure.ts";
+import { failedWith, type Verdict } from "../outbox/verdict.ts";
+import { DeliveryError } from "./authority/connector.ts";
 
 export type AuthorityHoldRow = Omit<AuthorityHoldTable, "probes"> & { probes: number };
 
@@ -50,15 +53,31 @@ export type AuthorityHoldRepository = ReturnType<typeof authorityHoldRepository>
  * refusal opens it; from then on no worker claims those jobs but one, every `probeMs`, as a probe;
  * the first answer that is not a credential refusal closes it, and the jobs resume at once. The
  * hold is a row, so every process pauses and probes as one; what this process knows of it is a
- * cache refreshed at each claim, used only to skip the close when there is nothing to close.
+ * cache refreshed at each claim, used only to skip the close when there is nothing to close. The
+ * outbox's claim sees it through its narrow ClaimHold (the kinds it pauses, `current`, `takeProbe`).
  */
 export function authorityHold(deps: { holds: AuthorityHoldRepository; authority: string; probeMs: number }) {
   const { holds, authority, probeMs } = deps;
   let seen = false;
 
+  /** The authority refused the credential: held, the next probe one interval from now. */
+  async function refused(reason: string, at: string, tx: Executor): Promise<void> {
+    seen = true;
+    await holds.open({ authority, since: at, reason, next_probe_at: iso(Date.parse(at) + probeMs) }, tx);
+  }
+
+  /** An answer that was not a credential refusal: whatever hold there is, it is over. */
+  async function passed(tx: Executor): Promise<void> {
+    if (!seen) return;
+    await holds.close(authority, tx);
+    seen = false;
+  }
+
   return {
     authority,
     probeMs,
+    /** The kinds of job that call the authority, and wait while it refuses our credential. */
+    kinds: ["delivery", "forward"] as const,
     /** The hold as it stands, if any. */
     async current(tx?: Executor): Promise<AuthorityHoldRow | undefined> {
       const row = await holds.find(authority, tx);
@@ -67,18 +86,33 @@ export function authorityHold(deps: { holds: AuthorityHoldRepository; authority:
     },
     /** Whether this claimer takes the probe now (the hold is due one). */
     takeProbe: (now: number, tx: Executor) => holds.takeProbe(authority, iso(now), iso(now + probeMs), tx),
-    /** The authority refused the credential: held, the next probe one interval from now. */
-    async refused(reason: string, at: string, tx: Executor): Promise<void> {
-      seen = true;
-      await holds.open({ authority, since: at, reason, next_probe_at: iso(Date.parse(at) + probeMs) }, tx);
-    },
-    /** An answer that was not a credential refusal: whatever hold there is, it is over. */
-    async passed(tx: Executor): Promise<void> {
-      if (!seen) return;
-      await holds.close(authority, tx);
-      seen = false;
+    refused,
+    passed,
+    /**
+     * What a failed attempt tells of the hold: a credential refusal opens it, any other answer of
+     * the authority closes it; a failure without one (the network, a time limit) tells nothing.
+     */
+    async failed(err: unknown, at: string, tx: Executor): Promise<void> {
+      if (!(err instanceof DeliveryError)) return;
+      if (err.credential) await refused(err.message, at, tx);
+      else if (err.answer) await passed(tx);
     },
   };
 }
 
 export type AuthorityHold = ReturnType<typeof authorityHold>;
+
+/**
+ * The verdict of a failed attempt to the authority: a refused credential waits on the hold (due
+ * again as soon as it lifts), another hold (the buyer's, the configuration's) at the slowest pace,
+ * neither counted against the budget; anything else is a failed attempt, as the outbox's policy has it.
+ */
+export function authorityVerdict(err: unknown): Failed {
+  const failure = err instanceof DeliveryError ? err : undefined;
+  if (failure?.credential) return { outcome: "held", error: messageOf(err), pace: "hold" };
+  if (failure?.hold) return { outcome: "held", error: messageOf(err), pace: "slowest" };
+  return failedWith(err) as Failed;
+}
+
+/** The verdicts of an attempt that did not get through. */
+export type Failed = Extract<Verdict, { outcome: "held" | "failed" }>;

@@ -1,25 +1,10 @@
-import { type Db, type Executor, writeTransaction } from "../db/database.ts";
-import type { OutboxJob } from "../db/schema.ts";
+import type { Executor } from "../db/database.ts";
 import { DomainError } from "../errors.ts";
-import {
-  backoffMs,
-  type OutboxSettings,
-  OutOfAttempts,
-  refuseOutOfAttempts,
-  SLOWEST_ATTEMPT,
-  timeLimit,
-  withTimeout,
-} from "./attempts.ts";
-import {
-  type AuthorityAnswer,
-  type AuthorityConnector,
-  DeliveryError,
-  type ForwardedMessage,
-} from "./authority/connector.ts";
-import type { AuthorityHold } from "./authority-hold.ts";
-import { iso, type JobHandler, type JobSettling, type Outcome } from "./jobs.ts";
-import type { OutboxRepository } from "./outbox-repository.ts";
-import type { DeliveryPort } from "./port.ts";
+import type { OutboxRepository } from "../outbox/outbox-repository.ts";
+import type { JobHandler, Plan, Verdict } from "../outbox/verdict.ts";
+import { type AuthorityConnector, DeliveryError, type ForwardedMessage } from "./authority/connector.ts";
+import { type AuthorityHold, authorityVerdict } from "./authority-hold.ts";
+import type { ForwardingPort } from "./port.ts";
 
 /** When a business whose forwards are at their bound may try again: some will be done by then. */
 export const QUEUE_FULL_RETRY_AFTER_S = 60;
@@ -49,16 +34,9 @@ export function authorityForwarder(deps: {
         });
       }
       await outbox.enqueue(
-        {
-          kind: "forward",
-          irn: message.irn,
-          business_id: businessId,
-          payload: JSON.stringify(message),
-          state: "pending",
-          next_attempt_at: at,
-          created_at: at,
-          updated_at: at,
-        },
+        "forward",
+        [{ irn: message.irn, businessId, payload: JSON.stringify(message) }],
+        at,
         tx,
       );
     },
@@ -73,117 +51,65 @@ export type AuthorityForwarder = ReturnType<typeof authorityForwarder>;
  * before it for the same invoice are done, so a PARTIAL payment never arrives after the PAID one.
  */
 export function forwardHandler(deps: {
-  db: Db;
-  outbox: Pick<OutboxRepository, "settle" | "earlierOpen">;
-  settling: Pick<JobSettling, "write" | "skip">;
-  invoices: Pick<DeliveryPort, "isDelivered" | "forwarded">;
+  outbox: Pick<OutboxRepository, "earlierOpen">;
+  invoices: ForwardingPort;
   authority: Pick<AuthorityConnector, "forward">;
   /** Opened when the authority refuses our credential, closed by any other answer. */
-  hold: Pick<AuthorityHold, "refused" | "passed">;
-  settings: OutboxSettings;
+  hold: Pick<AuthorityHold, "passed" | "failed">;
 }): JobHandler {
-  const { db, outbox, settling, invoices, authority, hold, settings } = deps;
+  const { outbox, invoices, authority, hold } = deps;
 
-  /**
-   * Pending again: `counted` false gives the claim's count back (nothing was attempted, or not our
-   * fault); `refused`: the authority refused our credential, and the hold it opens is recorded too.
-   */
-  const again = (
-    job: OutboxJob,
-    owner: string,
-    reason: string,
-    wait: number,
-    counted: boolean,
-    refused = false,
-  ) =>
-    settling.write(async (tx) => {
-      const at = new Date().toISOString();
-      const change = {
-        state: "pending" as const,
-        attempts: counted ? job.attempts : job.attempts - 1,
-        last_error: reason,
-        next_attempt_at: iso(Date.now() + wait),
-        updated_at: at,
-      };
-      const settled = await outbox.settle(job.id, owner, change, tx);
-      if (settled && refused) await hold.refused(reason, at, tx);
-      return settled;
-    });
-
-  /** Done or failed for good: settled, and told to the invoice's history, in one transaction. */
-  const end = (
-    job: OutboxJob & { irn: string },
-    owner: string,
-    message: ForwardedMessage,
-    outcome: { state: "done" | "failed"; attempts: number; error: string | null; answer?: AuthorityAnswer },
-  ) =>
-    writeTransaction(db, async (tx) => {
-      const at = new Date().toISOString();
-      const { state, attempts, error } = outcome;
-      const settled = await outbox.settle(
-        job.id,
-        owner,
-        { state, attempts, last_error: error, updated_at: at },
-        tx,
-      );
-      if (!settled) return false;
-      if (outcome.state === "done" || outcome.answer) await hold.passed(tx);
-      await invoices.forwarded(
-        job.irn,
-        {
-          at,
-          actor: `outbox:${owner}`,
-          kind: message.kind,
-          delivered: state === "done",
-          attempts,
-          ...(error === null ? {} : { error }),
-          ...(outcome.answer ? { authorityAnswer: outcome.answer } : {}),
-        },
-        tx,
-      );
-      return true;
-    });
-
-  return async (job, owner, timeoutMs): Promise<Outcome> => {
+  return async (job, attempt): Promise<Verdict> => {
     const forward = authority.forward;
-    if (!forward || !job.payload || !job.irn) return settling.skip(job, owner, "nothing to forward");
-    const claimed = { ...job, irn: job.irn };
+    if (!forward || !job.payload || !job.irn) return { outcome: "skip", reason: "nothing to forward" };
+    const irn = job.irn;
     const message = JSON.parse(job.payload) as ForwardedMessage;
     // An invoice not delivered yet may stay so for long (never transmitted): looked at again at the
     // slowest pace. An earlier message is on its way: soon.
-    if (!(await invoices.isDelivered(job.irn))) {
-      const reason = "waiting for the invoice's delivery to the authority";
-      return (await again(job, owner, reason, backoffMs(SLOWEST_ATTEMPT, settings), false))
-        ? "retry"
-        : "lost";
-    }
-    if (await outbox.earlierOpen(job)) {
-      const reason = "waiting for an earlier message about the same invoice";
-      return (await again(job, owner, reason, backoffMs(1, settings), false)) ? "retry" : "lost";
-    }
+    if (!(await invoices.isDelivered(irn)))
+      return {
+        outcome: "held",
+        error: "waiting for the invoice's delivery to the authority",
+        pace: "slowest",
+      };
+    if (await outbox.earlierOpen(job))
+      return {
+        outcome: "held",
+        error: "waiting for an earlier message about the same invoice",
+        pace: "soon",
+      };
+
+    /** Done or failed for good: told to the invoice's history. */
+    const told = (plan: Plan, tx: Executor, answer?: DeliveryError["answer"]) =>
+      invoices.forwarded(
+        irn,
+        {
+          at: plan.at,
+          actor: `outbox:${attempt.owner}`,
+          kind: message.kind,
+          delivered: plan.state === "done",
+          attempts: plan.attempts,
+          ...(plan.error === null ? {} : { error: plan.error }),
+          ...(answer ? { authorityAnswer: answer } : {}),
+        },
+        tx,
+      );
     try {
-      refuseOutOfAttempts(job, settings);
-      await withTimeout(timeLimit(job, timeoutMs, settings), (signal) => forward(message, signal));
-      const done = await end(claimed, owner, message, { state: "done", attempts: job.attempts, error: null });
-      return done ? "delivered" : "lost";
+      await attempt.send(
+        (signal) => forward(message, signal),
+        (text) => new DeliveryError(text),
+      );
+      const report = async (plan: Plan, tx: Executor) => {
+        await hold.passed(tx);
+        await told(plan, tx);
+      };
+      return { outcome: "done", report };
     } catch (err) {
-      const error = err instanceof Error ? err.message : String(err);
-      const failure = err instanceof DeliveryError ? err : undefined;
-      // Our credential refused: waits on the authority hold, due again as soon as it lifts.
-      if (failure?.credential)
-        return (await again(job, owner, error, backoffMs(1, settings), false, true)) ? "retry" : "lost";
-      if (failure?.hold) {
-        return (await again(job, owner, error, backoffMs(SLOWEST_ATTEMPT, settings), false))
-          ? "retry"
-          : "lost";
-      }
-      const cutOff = err instanceof OutOfAttempts;
-      if (cutOff || failure?.permanent || job.attempts >= settings.maxAttempts) {
-        const made = cutOff ? settings.maxAttempts : job.attempts;
-        const outcome = { state: "failed" as const, attempts: made, error, answer: failure?.answer };
-        return (await end(claimed, owner, message, outcome)) ? "failed" : "lost";
-      }
-      return (await again(job, owner, error, backoffMs(job.attempts, settings), true)) ? "retry" : "lost";
+      const report = async (plan: Plan, tx: Executor) => {
+        await hold.failed(err, plan.at, tx);
+        if (plan.final) await told(plan, tx, err instanceof DeliveryError ? err.answer : undefined);
+      };
+      return { ...authorityVerdict(err), report };
     }
   };
 }

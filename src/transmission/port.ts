@@ -5,9 +5,9 @@ import type { AuthorityAnswer, AuthorityState } from "./authority/connector.ts";
 type Attempt = { businessId: string; at: string; actor: string; attempt: number; authority: string };
 
 /**
- * What the outbox needs of the invoices it delivers, and how it reports what became of them. The
- * outbox knows jobs, leases, attempts and the authority; what a delivery means for an invoice (its
- * state, its history, its notices) is the invoice lifecycle's, behind this port.
+ * What the deliveries need of the invoices they deliver, and how they report what became of them.
+ * Transmission knows the authority and what its answers mean; what a delivery means for an invoice
+ * (its state, its history, its notices) is the invoice lifecycle's, behind this port.
  */
 export type DeliveryPort = {
   /** The document to deliver and whose it is, or why there is nothing to deliver. */
@@ -37,9 +37,16 @@ export type DeliveryPort = {
     },
     tx: Executor,
   ): Promise<void>;
+};
+
+/**
+ * What the later messages to the authority about an invoice (payment updates, VAT reports) need of
+ * it, and how they report what became of them: the invoice lifecycle's side, as for deliveries.
+ */
+export type ForwardingPort = {
   /** Whether the authority has the invoice (its delivery is done): what is forwarded waits for it. */
   isDelivered(irn: string): Promise<boolean>;
-  /** A later message to the authority (a payment update, a VAT report) done or failed for good. In the outbox's transaction. */
+  /** A later message done or failed for good. In the outbox's transaction. */
   forwarded(
     irn: string,
     report: {

@@ -10,6 +10,7 @@ import {
 import type { InvoiceTable } from "../db/schema.ts";
 import type { InvoiceRepository } from "../invoices/invoice-repository.ts";
 import { formatMinor } from "../invoices/payments/payment-decision.ts";
+import { currencyOf } from "../invoices/stored-document.ts";
 
 /** What a verification page may show of an invoice besides its token: its state in this register. */
 export type RegisterState = { status: InvoiceTable["status"] };
@@ -36,13 +37,12 @@ export function verificationService(deps: {
 
   async function claimsOf(row: InvoiceTable): Promise<VerificationClaims> {
     const business = await businesses.findById(row.business_id);
-    const document = JSON.parse(row.document) as { document_currency_code?: unknown };
     return {
       irn: row.irn,
       tin: business?.tin ?? row.supplier_tin ?? "",
       dt: row.issue_date,
       amt: formatMinor(row.payable_minor, row.currency_digits),
-      cur: typeof document.document_currency_code === "string" ? document.document_currency_code : "",
+      cur: currencyOf(row) ?? "",
       h: row.hash ?? "",
     };
   }

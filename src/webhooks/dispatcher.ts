@@ -1,17 +1,8 @@
 import { createHmac } from "node:crypto";
 import type { Sealer } from "../crypto/sealer.ts";
-import type { OutboxJob } from "../db/schema.ts";
-import {
-  backoffMs,
-  type OutboxSettings,
-  OutOfAttempts,
-  refuseOutOfAttempts,
-  timeLimit,
-  withTimeout,
-} from "../transmission/attempts.ts";
-import { DeliveryError, isRedirect, redirectOf } from "../transmission/authority/connector.ts";
-import { iso, type JobHandler, type JobSettling, type Outcome } from "../transmission/jobs.ts";
-import type { OutboxRepository } from "../transmission/outbox-repository.ts";
+import { JobFailure } from "../outbox/failure.ts";
+import { failedWith, type JobHandler, type Verdict } from "../outbox/verdict.ts";
+import { isRedirect, redirectOf } from "../redirects.ts";
 import type { WebhookRepository } from "./webhook-repository.ts";
 
 /** `t=<unix>,v1=<hex HMAC-SHA256(secret, "t.body")>`, as receivers verify it. */
@@ -21,29 +12,21 @@ export function webhookSignature(secret: string, body: string, unixSeconds: numb
 }
 
 /**
- * Sends a webhook event from the outbox to the business's registered URL, signed with its secret,
- * retried with the outbox's backoff until the receiver answers 2xx or the attempts run out.
+ * Sends a webhook event from the outbox to the business's registered URL, signed with its secret;
+ * the outbox retries it with its backoff until the receiver answers 2xx or the attempts run out.
  */
 export function webhookDispatcher(deps: {
-  outbox: Pick<OutboxRepository, "settle">;
-  settling: JobSettling;
   webhooks: Pick<WebhookRepository, "find">;
   sealer: Pick<Sealer, "open">;
-  settings: OutboxSettings;
 }): JobHandler {
-  const { outbox, settling, webhooks, sealer, settings } = deps;
-  const { skip, write } = settling;
+  const { webhooks, sealer } = deps;
 
-  async function sendWebhook(job: OutboxJob, owner: string, timeoutMs: number): Promise<Outcome> {
-    const attempt = job.attempts;
+  return async (job, attempt): Promise<Verdict> => {
     const hook = await webhooks.find(job.business_id);
-    if (!hook || !job.payload) {
-      return skip(job, owner, "no webhook registered");
-    }
+    if (!hook || !job.payload) return { outcome: "skip", reason: "no webhook registered" };
     const body = job.payload;
     try {
-      refuseOutOfAttempts(job, settings);
-      const response = await withTimeout(timeLimit(job, timeoutMs, settings), async (signal) => {
+      const response = await attempt.send(async (signal) => {
         const secret = sealer.open(hook.secret, hook.business_id);
         const answer = await fetch(hook.url, {
           method: "POST",
@@ -62,40 +45,12 @@ export function webhookDispatcher(deps: {
         return answer;
       });
       if (isRedirect(response.status))
-        throw new DeliveryError(`receiver answered a redirect: ${redirectOf(response)}`);
+        throw new JobFailure(`receiver answered a redirect: ${redirectOf(response)}`);
       if (response.status < 200 || response.status > 299)
-        throw new DeliveryError(`receiver answered ${response.status}`);
-      return (await write((tx) =>
-        outbox.settle(
-          job.id,
-          owner,
-          { state: "done", attempts: attempt, updated_at: new Date().toISOString() },
-          tx,
-        ),
-      ))
-        ? "delivered"
-        : "lost";
+        throw new JobFailure(`receiver answered ${response.status}`);
+      return { outcome: "done" };
     } catch (err) {
-      const error = err instanceof Error ? err.message : String(err);
-      const cutOff = err instanceof OutOfAttempts;
-      const final = cutOff || attempt >= settings.maxAttempts;
-      const settled = await write((tx) =>
-        outbox.settle(
-          job.id,
-          owner,
-          {
-            state: final ? "failed" : "pending",
-            attempts: cutOff ? settings.maxAttempts : attempt,
-            last_error: error,
-            updated_at: new Date().toISOString(),
-            ...(final ? {} : { next_attempt_at: iso(Date.now() + backoffMs(attempt, settings)) }),
-          },
-          tx,
-        ),
-      );
-      return !settled ? "lost" : final ? "failed" : "retry";
+      return failedWith(err);
     }
-  }
-
-  return sendWebhook;
+  };
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Executor } from "../db/database.ts";
-import type { OutboxRepository } from "../transmission/outbox-repository.ts";
+import type { OutboxQueue } from "../outbox/outbox-service.ts";
 import type { WebhookRepository } from "./webhook-repository.ts";
 
 export type EventType =
@@ -17,7 +17,7 @@ export type Notice = { businessId: string; type: EventType; data: Record<string,
  * the change it announces was committed. The outbox's worker sends them.
  */
 export function webhookNotifier(deps: {
-  outbox: Pick<OutboxRepository, "enqueueMany">;
+  outbox: Pick<OutboxQueue, "enqueue">;
   webhooks: Pick<WebhookRepository, "subscribed">;
 }) {
   const { outbox, webhooks } = deps;
@@ -29,19 +29,17 @@ export function webhookNotifier(deps: {
   async function notifyMany(notices: readonly Notice[], tx: Executor, subscribed?: ReadonlySet<string>) {
     if (notices.length === 0) return;
     subscribed ??= await webhooks.subscribed([...new Set(notices.map((n) => n.businessId))], tx);
-    const jobs = notices
-      .filter((notice) => subscribed.has(notice.businessId))
-      .map(({ businessId, type, data, at }) => ({
-        kind: "webhook" as const,
-        irn: typeof data.irn === "string" ? data.irn : null,
-        business_id: businessId,
-        payload: JSON.stringify({ id: `evt_${randomUUID()}`, type, created_at: at, data }),
-        state: "pending" as const,
-        next_attempt_at: at,
-        created_at: at,
-        updated_at: at,
-      }));
-    if (jobs.length > 0) await outbox.enqueueMany(jobs, tx);
+    const sent = notices.filter((notice) => subscribed.has(notice.businessId));
+    if (sent.length === 0) return;
+    // Each event keeps its own time in its body; the jobs are queued together, at the latest of
+    // those times (the transaction commits after all of them).
+    const latest = sent.reduce((max, notice) => (notice.at > max ? notice.at : max), sent[0]?.at ?? "");
+    const items = sent.map(({ businessId, type, data, at }) => ({
+      irn: typeof data.irn === "string" ? data.irn : null,
+      businessId,
+      payload: JSON.stringify({ id: `evt_${randomUUID()}`, type, created_at: at, data }),
+    }));
+    await outbox.enqueue("webhook", items, latest, tx);
   }
 
   return {

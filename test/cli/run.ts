@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { type ChildProcess, execFile, fork, spawn } from "node:child_process";
 import { once } from "node:events";
 import fs from "node:fs";
 import net from "node:net";
@@ -10,6 +10,7 @@ import { promisify } from "node:util";
 import { loadConfig } from "../../src/config.ts";
 import { type Context, createContext } from "../../src/main.ts";
 import { freshDatabase, type Json, REPO_ROOT } from "../helpers.ts";
+import type { HostReply, HostRequest } from "./host.ts";
 
 export const exec = promisify(execFile);
 export const TIMEOUT = 60_000;
@@ -28,8 +29,87 @@ export function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   return { ...env, EINVOICE_LOG_LEVEL: "warn", ...extra };
 }
 
-/** `node bin/einvoice.js …`; never throws, a non-zero exit is returned as `code`. */
-export async function cli(args: string[], env: Record<string, string>): Promise<Run> {
+/**
+ * `einvoice …`; never throws, a non-zero exit is returned as `code`. Commands run in the shared
+ * host process (host.ts), which fails the test when a command leaves anything open (a `serve` that
+ * started serving, say); with `{ process: true }`, for a test about the process itself, as
+ * `node bin/einvoice.js …`. A server to talk to is `startServer`'s, always a process.
+ */
+export async function cli(
+  args: string[],
+  env: Record<string, string>,
+  options: { process?: boolean } = {},
+): Promise<Run> {
+  return options.process ? cliProcess(args, env) : hosted(args, env);
+}
+
+type Host = { child: ChildProcess; waiting: Map<number, (reply: HostReply | Error) => void>; log: string };
+let host: Host | undefined;
+let requests = 0;
+
+function startHost(): Host {
+  const child = fork(path.join(REPO_ROOT, "test", "cli", "host.ts"), [], {
+    cwd: REPO_ROOT,
+    env: cleanEnv({}),
+    execArgv: ["--import", path.join(REPO_ROOT, "test", "preload.mjs"), "--import", "tsx"],
+    stdio: ["ignore", "ignore", "pipe", "ipc"],
+  });
+  const started: Host = { child, waiting: new Map(), log: "" };
+  child.stderr?.on("data", (chunk: Buffer) => {
+    started.log = (started.log + chunk.toString("utf8")).slice(-4000);
+  });
+  child.on("message", (reply: HostReply) => {
+    started.waiting.get(reply.id)?.(reply);
+    started.waiting.delete(reply.id);
+    if (started.waiting.size === 0) child.channel?.unref();
+  });
+  child.on("exit", (code, signal) => {
+    if (host === started) host = undefined;
+    for (const done of started.waiting.values()) {
+      done(new Error(`the einvoice host exited (${code ?? signal}): ${started.log}`));
+    }
+  });
+  // Idle, it keeps no test process alive; it exits with the test process.
+  child.unref();
+  child.channel?.unref();
+  (child.stderr as (NodeJS.ReadableStream & { unref?: () => void }) | null)?.unref?.();
+  return started;
+}
+
+function retireHost(): void {
+  host?.child.kill("SIGKILL");
+  host = undefined;
+}
+
+async function hosted(args: string[], env: Record<string, string>): Promise<Run> {
+  host ??= startHost();
+  const { child, waiting } = host;
+  const request: HostRequest = { id: ++requests, args, env: cleanEnv(env) };
+  child.channel?.ref();
+  const reply = await new Promise<HostReply | Error>((resolve) => {
+    const timer = setTimeout(() => resolve(new Error(`einvoice ${args.join(" ")} timed out`)), TIMEOUT);
+    waiting.set(request.id, (r) => {
+      clearTimeout(timer);
+      resolve(r);
+    });
+    child.send(request);
+  });
+  if (reply instanceof Error) {
+    retireHost();
+    assert.fail(reply.message);
+  }
+  if (reply.leaked.length > 0) {
+    // Whatever it left open would outlive the next command too.
+    retireHost();
+    assert.fail(
+      `einvoice ${args.join(" ")} left ${reply.leaked.join(", ")} open: its process would not exit`,
+    );
+  }
+  return { code: reply.code, stdout: reply.stdout, stderr: reply.stderr };
+}
+
+/** `node bin/einvoice.js …` in a process of its own. */
+async function cliProcess(args: string[], env: Record<string, string>): Promise<Run> {
   try {
     const { stdout, stderr } = await exec(process.execPath, ["bin/einvoice.js", ...args], {
       cwd: REPO_ROOT,

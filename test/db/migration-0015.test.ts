@@ -6,8 +6,8 @@ import { openDatabase } from "../../src/db/database.ts";
 import { migrateToLatest, migrator } from "../../src/db/migrations.ts";
 import type { InvoiceTable } from "../../src/db/schema.ts";
 import { invoiceRepository } from "../../src/invoices/invoice-repository.ts";
+import { outboxRepository } from "../../src/outbox/outbox-repository.ts";
 import { reportRepository } from "../../src/reports/report-repository.ts";
-import { outboxRepository } from "../../src/transmission/outbox-repository.ts";
 import { build, ENGINE, fixture, freshDatabase, type Json, tempDir } from "../helpers.ts";
 
 test(`0015 on a ${ENGINE} database with reports and payments: reports numbered in order, payments found by index`, async (t) => {

@@ -5,7 +5,7 @@ import pino from "pino";
 import { fingerprint } from "../../src/idempotency/fingerprint.ts";
 import { sameDocument } from "../../src/invoices/registration/duplicates.ts";
 import { type Context, createContext, createServer } from "../../src/main.ts";
-import { createWorker } from "../../src/transmission/worker.ts";
+import { createWorker } from "../../src/outbox/worker.ts";
 import {
   build,
   ENGINE,

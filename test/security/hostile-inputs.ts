@@ -302,7 +302,7 @@ export function attacks(who: Tenant, certificate: string): Attack[] {
       body: () =>
         JSON.stringify({
           public_key: fs
-            .readFileSync(path.join(REPO_ROOT, "test", "signing", "fixtures", "rsa-8192.public.pem"))
+            .readFileSync(path.join(REPO_ROOT, "test", "qr", "fixtures", "rsa-8192.public.pem"))
             .toString("base64"),
           certificate,
           irn: String(minimal().irn),

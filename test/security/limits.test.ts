@@ -108,9 +108,10 @@ test("the database lost mid-run gives 503 envelopes with Retry-After, then the s
   };
   const invoice = freshInvoice(a, "invoice-minimal");
   if (ENGINE === "postgres") {
-    const admin = new pg.Client({
-      connectionString: process.env.EINVOICE_TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test",
-    });
+    // The test's database, without the application name that marks the service's connections.
+    const adminUrl = new URL(databaseUrl);
+    adminUrl.search = "";
+    const admin = new pg.Client({ connectionString: adminUrl.toString() });
     await admin.connect();
     t.after(() => admin.end());
     // The database stops answering (a lock held past the statement timeout)…

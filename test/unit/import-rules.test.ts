@@ -32,6 +32,14 @@ test("the layering check names each kind of breach, with the import that makes i
   write("src/crypto/signer.ts", 'const m = await import("../invoices/service.ts");\n');
   write("src/transmission/outbox.ts", 'import type { X } from "../invoices/service.ts";\n');
   write("src/simulators/mbs/server.ts", 'import { DeliveryError } from "../../transmission/outbox.ts";\n');
+  write(
+    "src/outbox/settle.ts",
+    'import type { X } from "../transmission/delivery.ts";\nimport { y } from "../webhooks/notifier.ts";\n',
+  );
+  write(
+    "src/outbox/claims.ts",
+    'import type { Z } from "../invoices/service.ts";\nimport "../db/database.ts";\n',
+  );
   const result = run(root);
   assert.equal(result.status, 1);
   const out = result.stderr;
@@ -52,4 +60,12 @@ test("the layering check names each kind of breach, with the import that makes i
     out,
     /simulators import the service: src\/simulators\/mbs\/server\.ts -> src\/transmission\/outbox\.ts/,
   );
+  // The outbox is generic: the sides that queue jobs in it and handle them are not its to import.
+  assert.match(
+    out,
+    /outbox imports transmission: src\/outbox\/settle\.ts -> src\/transmission\/delivery\.ts/,
+  );
+  assert.match(out, /outbox imports webhooks: src\/outbox\/settle\.ts -> src\/webhooks\/notifier\.ts/);
+  assert.match(out, /outbox imports invoices: src\/outbox\/claims\.ts -> src\/invoices\/service\.ts/);
+  assert.doesNotMatch(out, /outbox imports db/);
 });

@@ -4,6 +4,7 @@ import type { InvoiceTable } from "../../db/schema.ts";
 import type { InvoiceRepository } from "../invoice-repository.ts";
 import type { InvoiceLifecycle } from "../lifecycle.ts";
 import { invoiceLoader } from "../records/invoice-queries.ts";
+import { currencyOf } from "../stored-document.ts";
 import {
   checkPartialBound,
   decidePayment,
@@ -66,10 +67,7 @@ export function paymentService(deps: {
     ): Promise<{ changed: boolean; replay: boolean }> {
       for (;;) {
         const row = await load(principal, irn);
-        const { document_currency_code: currency } = JSON.parse(row.document) as {
-          document_currency_code?: unknown;
-        };
-        const invoice = { ...row, currency: typeof currency === "string" ? currency : "" };
+        const invoice = { ...row, currency: currencyOf(row) ?? "" };
         const key = replayKey(change, row.currency_digits);
         const recorded = {
           replay: key !== undefined && (await invoices.paymentRecorded(irn, key.reference, key.amount_minor)),

@@ -10,11 +10,10 @@ import type { InvoiceTable } from "../../db/schema.ts";
 import { capViolations, DomainError, MAX_VIOLATIONS, summarize, type Violation } from "../../errors.ts";
 import type { SealingService } from "../../keys/sealing.ts";
 import type { ProductCodes } from "../../reference/product-codes.ts";
-import type { TransmissionService } from "../../transmission/outbox.ts";
-import type { Notice, WebhookNotifier } from "../../webhooks/notifier.ts";
-import { type InvoiceEvent, type InvoiceRepository, isUniqueViolation } from "../invoice-repository.ts";
+import type { WebhookNotifier } from "../../webhooks/notifier.ts";
+import { type InvoiceRepository, isUniqueViolation } from "../invoice-repository.ts";
 import type { InvoiceDocument } from "../invoice-schema.ts";
-import { eventData, initialState } from "../lifecycle.ts";
+import { type InvoiceLifecycle, initialState } from "../lifecycle.ts";
 import { openingBalance } from "../payments/payment-decision.ts";
 import { openDocument } from "../stored-document.ts";
 import type { InvoiceTransmits } from "../transmits.ts";
@@ -45,7 +44,7 @@ function validationFailed(violations: Violation[], beyond = 0): DomainError {
 // biome-ignore lint/complexity/noExcessiveLinesPerFunction: a factory: check, prepare and the group commit are its closures, each under the limit
 export function invoiceRegistration(deps: {
   db: Db;
-  invoices: InvoiceRepository;
+  invoices: Pick<InvoiceRepository, "existing" | "find">;
   businesses: Pick<BusinessRepository, "lockChains" | "setChainHeads">;
   profiles: Pick<BusinessProfiles, "find">;
   sealer: Sealer;
@@ -56,8 +55,9 @@ export function invoiceRegistration(deps: {
   signer: Pick<Signer, "signCanonical">;
   validate: InvoiceValidator;
   products: Pick<ProductCodes, "current">;
-  transmission: Pick<TransmissionService, "enqueueNewDeliveries">;
-  notifier: Pick<WebhookNotifier, "notifyMany" | "subscribers">;
+  /** Stores the signed invoices in their first state, with their history, notices and deliveries. */
+  lifecycle: Pick<InvoiceLifecycle, "signed">;
+  notifier: Pick<WebhookNotifier, "subscribers">;
   /** sign-transmit waits for the delivery as transmit does. */
   transmits: Pick<InvoiceTransmits, "awaitDelivery">;
   /** A supplier TIN other than the signing business's is refused, not warned of. */
@@ -76,7 +76,7 @@ export function invoiceRegistration(deps: {
     signer,
     validate,
     products,
-    transmission,
+    lifecycle,
     notifier,
     transmits,
   } = deps;
@@ -193,39 +193,6 @@ export function invoiceRegistration(deps: {
     return row;
   }
 
-  /** Each signed invoice's first history entries (signed, and queued for sign-transmit) and notice. */
-  function announcements(signed: ReadonlyArray<{ item: Submission; row: InvoiceTable }>) {
-    const history: Array<{ irn: string; event: InvoiceEvent }> = [];
-    const notices: Notice[] = [];
-    for (const { item, row } of signed) {
-      const { businessId, principal, signedAt } = item;
-      const actor = actorOf(principal);
-      history.push({
-        irn: row.irn,
-        event: { at: signedAt, type: "signed", actor, detail: { payment_status: row.payment_status } },
-      });
-      if (row.status === "TRANSMITTING") {
-        history.push({
-          irn: row.irn,
-          event: { at: signedAt, type: "transmission_queued", actor, detail: {} },
-        });
-      }
-      notices.push({ businessId, type: "invoice.signed", data: eventData(row), at: signedAt });
-    }
-    return { history, notices };
-  }
-
-  /** Queues the delivery of the sign-transmit invoices among `rows`; their job ids, by IRN. */
-  async function queueDeliveries(tx: Executor, rows: readonly InvoiceTable[]): Promise<Map<string, number>> {
-    const sending = rows.filter((row) => row.status === "TRANSMITTING");
-    if (sending.length === 0) return new Map();
-    return transmission.enqueueNewDeliveries(
-      sending.map((row) => ({ irn: row.irn, businessId: row.business_id })),
-      sending[0]?.signed_at as string,
-      tx,
-    );
-  }
-
   /**
    * Signs and stores a batch in the caller's transaction with a few multi-row statements: each
    * invoice takes the next link of its business's chain, in submission order. An IRN registered
@@ -258,16 +225,15 @@ export function invoiceRegistration(deps: {
       outcomes.push({ ok: true, value: { row, jobId: undefined } });
     }
     if (signed.length === 0) return outcomes;
-    const rows = signed.map(({ row }) => row);
-    const { history, notices } = announcements(signed);
-    await invoices.insertMany(rows, tx);
+    const jobs = await lifecycle.signed(
+      signed.map(({ item, row }) => ({ row, actor: actorOf(item.principal) })),
+      tx,
+      subscribers,
+    );
     await businesses.setChainHeads(
-      [...new Set(rows.map((row) => row.business_id))].map((id) => heads.get(id) as ChainHead),
+      [...new Set(signed.map(({ row }) => row.business_id))].map((id) => heads.get(id) as ChainHead),
       tx,
     );
-    await invoices.addEvents(history, tx);
-    await notifier.notifyMany(notices, tx, subscribers);
-    const jobs = await queueDeliveries(tx, rows);
     for (const outcome of outcomes) if (outcome.ok) outcome.value.jobId = jobs.get(outcome.value.row.irn);
     return outcomes;
   }

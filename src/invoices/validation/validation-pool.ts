@@ -1,10 +1,10 @@
-import { Worker } from "node:worker_threads";
-import { busyError, FairQueue, type Job, QueueFull } from "../../threads/fair-queue.ts";
+import { busyError, FairQueue, QueueFull } from "../../threads/fair-queue.ts";
+import { WorkerPool } from "../../threads/worker-pool.ts";
 import type { RuleContext } from "./rules/types.ts";
 import { lineCount, type ValidationResult, validateInvoice } from "./validation.ts";
-import type { ValidationRequest } from "./validation-thread.ts";
+import type { ValidationAnswer, ValidationRequest } from "./validation-thread.ts";
 
-const THREAD = new URL("./validation-thread.mjs", import.meta.url);
+const THREAD = new URL("./validation-thread.ts", import.meta.url);
 
 /**
  * Documents with more lines than this are checked on the validation thread: checking costs about
@@ -14,18 +14,6 @@ const THREAD = new URL("./validation-thread.mjs", import.meta.url);
 export const INLINE_LINES = 200;
 
 export type Validate = (body: unknown, ctx: RuleContext) => Promise<ValidationResult>;
-
-type Answer = {
-  id: number;
-  error?: string;
-  errors: ValidationResult["errors"];
-  errorsBeyond: number;
-  warnings: ValidationResult["warnings"];
-  warningsBeyond: number;
-  patch: Record<string, unknown>;
-  /** Members of the body the checked document leaves out. */
-  removed: string[];
-};
 
 /** The thread's share of one business's documents (e.g. 16 waiting), and of all. */
 export const VALIDATION_SHARE = 16;
@@ -52,72 +40,38 @@ export function validationPool(options: {
   share?: number;
   maxQueue?: number;
 }) {
-  let worker: Worker | undefined;
-  let nextId = 0;
-  const queue = new FairQueue<Check, Answer>({
+  const queue = new FairQueue<Check, ValidationAnswer>({
     share: options.share ?? VALIDATION_SHARE,
     capacity: options.maxQueue ?? VALIDATION_QUEUE,
     work: { one: "document", plural: "documents", verb: "checked" },
     refusal: ValidationBusy,
   });
-  let current: { id: number; job: Job<Check, Answer>; on: Worker } | undefined;
-  // The catalog's codes go over once per set (the set is replaced when the catalog is reloaded).
-  let sentProducts: ReadonlySet<string> | undefined | null = null;
-  let productsVersion = 0;
+  // The catalog's codes go over once per thread and set (the set is replaced when the catalog is reloaded).
+  let sentTo = 0;
+  let sentProducts: ReadonlySet<string> | undefined;
+  const pool = new WorkerPool({
+    entry: THREAD,
+    queue,
+    resourceLimits: { maxOldGenerationSizeMb: options.maxMemoryMb ?? 512 },
+    toThread: ({ body, ctx }: Check, thread) => {
+      const { knownProducts, ...rest } = ctx;
+      const request: ValidationRequest = { body, ctx: rest };
+      if (thread !== sentTo || knownProducts !== sentProducts) {
+        request.products = knownProducts ? [...knownProducts] : null;
+        [sentTo, sentProducts] = [thread, knownProducts];
+      }
+      return request;
+    },
+    fail: (failure) =>
+      failure.kind === "threw"
+        ? new Error(`checking the invoice failed: ${failure.message}`)
+        : (failure.error ?? new Error(`the validation thread stopped (exit code ${failure.code})`)),
+  });
 
-  function settle(on: Worker, outcome: Answer | Error) {
-    if (current?.on !== on) return;
-    const { job } = current;
-    current = undefined;
-    if (outcome instanceof Error) job.reject(outcome);
-    else if (outcome.error === undefined) job.resolve(outcome);
-    else job.reject(new Error(`checking the invoice failed: ${outcome.error}`));
-    next();
-  }
-
-  function thread(): Worker {
-    if (worker) return worker;
-    const started = new Worker(THREAD, {
-      resourceLimits: { maxOldGenerationSizeMb: options.maxMemoryMb ?? 512 },
-    });
-    sentProducts = null;
-    started.on("message", (answer: Answer) => {
-      if (current?.id === answer.id) settle(started, answer);
-    });
-    started.on("error", (err) => settle(started, err));
-    started.on("exit", (code) => {
-      if (worker === started) worker = undefined;
-      settle(started, new Error(`the validation thread stopped (exit code ${code})`));
-    });
-    worker = started;
-    return started;
-  }
-
-  function next() {
-    if (current) return;
-    const job = queue.take();
-    if (!job) {
-      // Idle, the thread must not keep the process alive; while a check is out, it must.
-      worker?.unref();
-      return;
-    }
-    const { knownProducts, ...rest } = job.input.ctx;
-    const request: ValidationRequest = { id: nextId++, body: job.input.body, ctx: rest, productsVersion };
-    const target = thread();
-    if (sentProducts !== knownProducts) {
-      productsVersion++;
-      request.products = { version: productsVersion, codes: knownProducts ? [...knownProducts] : undefined };
-      sentProducts = knownProducts;
-    }
-    current = { id: request.id, job, on: target };
-    target.ref();
-    target.postMessage(request);
-  }
-
-  async function checked(body: unknown, ctx: RuleContext): Promise<Answer> {
+  async function checked(body: unknown, ctx: RuleContext): Promise<ValidationAnswer> {
     // A document that does not name the caller's business has no business: it shares one lane.
     const submitted = queue.submit(ctx.business?.id ?? "unidentified", { body, ctx });
-    next();
+    pool.pump();
     try {
       return await submitted;
     } catch (err) {
@@ -142,12 +96,7 @@ export function validationPool(options: {
 
   return {
     validate,
-    async close() {
-      const stopping = worker;
-      worker = undefined;
-      queue.clear(new Error("the validation thread is closed"));
-      await stopping?.terminate();
-    },
+    close: () => pool.close(new Error("the validation thread is closed")),
   };
 }
 

@@ -1,26 +1,32 @@
-import { parentPort } from "node:worker_threads";
 import { capViolations, MAX_VIOLATIONS } from "../../errors.ts";
+import type { ThreadMain } from "../../threads/worker-pool.ts";
 import type { RuleContext } from "./rules/types.ts";
-import { validateInvoice } from "./validation.ts";
+import { type ValidationResult, validateInvoice } from "./validation.ts";
 
 export type ValidationRequest = {
-  id: number;
   body: unknown;
   ctx: Omit<RuleContext, "knownProducts">;
-  /** The catalog's codes, sent when they changed since the last request (by version). */
-  products?: { version: number; codes: string[] | undefined };
-  productsVersion: number;
+  /** The catalog's codes (null: no catalog), sent to each thread once, and again when the set changes. */
+  products?: string[] | null;
 };
 
-let products: { version: number; codes: ReadonlySet<string> | undefined } = { version: -1, codes: undefined };
+/** What comes back: what an answer can list, and of the document only what checking changed. */
+export type ValidationAnswer = {
+  errors: ValidationResult["errors"];
+  errorsBeyond: number;
+  warnings: ValidationResult["warnings"];
+  warningsBeyond: number;
+  patch: Record<string, unknown>;
+  /** Members of the body the checked document leaves out. */
+  removed: string[];
+};
 
-parentPort?.on("message", (request: ValidationRequest) => {
-  try {
-    if (request.products) {
-      const { version, codes } = request.products;
-      products = { version, codes: codes ? new Set(codes) : undefined };
-    }
-    const result = validateInvoice(request.body, { ...request.ctx, knownProducts: products.codes });
+/** The validation thread's module (see validation-pool.ts). */
+export default (() => {
+  let products: ReadonlySet<string> | undefined;
+  return (request: ValidationRequest): ValidationAnswer => {
+    if (request.products !== undefined) products = request.products ? new Set(request.products) : undefined;
+    const result = validateInvoice(request.body, { ...request.ctx, knownProducts: products });
     // Only what an answer can list goes back (a copy costs the event loop what it holds), and of the
     // document only the members that checking changed (denoised amounts, a lower-cased id, a derived
     // invoice_kind) or left out (a blank optional field): the checked document is a shallow copy of
@@ -35,16 +41,13 @@ parentPort?.on("message", (request: ValidationRequest) => {
     }
     const errors = capViolations(result.errors, MAX_VIOLATIONS, result.errorsBeyond);
     const warnings = capViolations(result.warnings, MAX_VIOLATIONS, result.warningsBeyond);
-    parentPort?.postMessage({
-      id: request.id,
+    return {
       errors: errors.shown,
       errorsBeyond: errors.total - errors.shown.length,
       warnings: warnings.shown,
       warningsBeyond: warnings.total - warnings.shown.length,
       patch,
       removed,
-    });
-  } catch (err) {
-    parentPort?.postMessage({ id: request.id, error: err instanceof Error ? err.message : String(err) });
-  }
-});
+    };
+  };
+}) satisfies ThreadMain;

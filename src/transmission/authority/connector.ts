@@ -1,3 +1,5 @@
+import { JobFailure } from "../../outbox/failure.ts";
+
 /** `attempt`: which attempt this is (1 the first); a later one may ask what the earlier ones did. */
 export type Delivery = {
   irn: string;
@@ -25,13 +27,14 @@ export type AuthorityAnswer = {
 };
 
 /**
- * A delivery that did not happen. `permanent` ones (the authority refused the invoice itself) are
- * not retried; all others (network, timeouts, 5xx, 429, refused credentials) are. `hold` marks a
- * failure that is not the invoice's: "configuration" (the authority refused our credentials: the
- * attempt is not counted against the invoice) and "buyer" (waiting on the buyer: retried slowly).
+ * A delivery that did not happen, as the authority's connectors say it: the outbox's retryable
+ * failure (JobFailure: `permanent` ones, where the authority refused the invoice itself, are not
+ * retried; all others, network, timeouts, 5xx, 429, refused credentials, are), with what the
+ * authority said more. `hold` marks a failure that is not the invoice's: "configuration" (the
+ * authority refused our credentials: the attempt is not counted against the invoice) and "buyer"
+ * (waiting on the buyer: retried slowly).
  */
-export class DeliveryError extends Error {
-  readonly permanent: boolean;
+export class DeliveryError extends JobFailure {
   readonly state?: AuthorityState;
   readonly answer?: AuthorityAnswer;
   readonly hold?: "configuration" | "buyer";
@@ -50,9 +53,8 @@ export class DeliveryError extends Error {
       credential?: boolean;
     } = {},
   ) {
-    super(message);
+    super(message, permanent);
     this.name = "DeliveryError";
-    this.permanent = permanent;
     this.state = more.state;
     this.answer = more.answer;
     this.hold = more.hold;
@@ -87,13 +89,3 @@ export type PaymentUpdate = {
   amount?: number;
   payment_update_date?: string;
 };
-
-/** 3xx with somewhere to go (304 Not Modified goes nowhere, but is no answer to a delivery either). */
-export const isRedirect = (status: number) => status >= 300 && status <= 399;
-
-/** `302 to <Location>` for the record, the location cut short: it is the remote side's text. */
-export function redirectOf(response: Pick<Response, "status" | "headers">): string {
-  const location = response.headers.get("location");
-  const shown = location === null ? "no Location" : JSON.stringify(location.slice(0, 300));
-  return `${response.status} to ${shown}`;
-}

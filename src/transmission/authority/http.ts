@@ -1,12 +1,6 @@
 import canonicalize from "canonicalize";
-import {
-  type AuthorityConnector,
-  type Delivery,
-  DeliveryError,
-  isRedirect,
-  type Receipt,
-  redirectOf,
-} from "./connector.ts";
+import { isRedirect, redirectOf } from "../../redirects.ts";
+import { type AuthorityConnector, type Delivery, DeliveryError, type Receipt } from "./connector.ts";
 
 type Envelope = { status?: boolean; code?: number; message?: string; data?: unknown; error?: unknown };
 

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
-import { DeliveryError, isRedirect, redirectOf } from "./connector.ts";
+import { isRedirect, redirectOf } from "../../redirects.ts";
+import { DeliveryError } from "./connector.ts";
 import type { MbsAnswer } from "./mbs-answers.ts";
 
 export type MbsSettings = {

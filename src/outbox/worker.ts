@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import os from "node:os";
 import type { FastifyBaseLogger } from "fastify";
-import type { TransmissionService } from "./outbox.ts";
+import type { OutboxService } from "./outbox-service.ts";
 
 export type Worker = { owner: string; start(): void; stop(): Promise<void>; wake(): void };
 
@@ -11,7 +11,8 @@ export type Worker = { owner: string; start(): void; stop(): Promise<void>; wake
  * claiming, lets running jobs finish (within the lease), and gives back whatever was not started.
  */
 export function createWorker(deps: {
-  transmission: Pick<TransmissionService, "claimDue" | "process" | "release">;
+  /** The outbox service (the context's `transmission`). */
+  transmission: Pick<OutboxService, "claimDue" | "process" | "release">;
   concurrency: number;
   pollMs: number;
   logger: Pick<FastifyBaseLogger, "info" | "warn" | "error">;

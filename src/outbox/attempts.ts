@@ -1,6 +1,6 @@
 import { setMaxListeners } from "node:events";
 import type { OutboxJob } from "../db/schema.ts";
-import { DeliveryError } from "./authority/connector.ts";
+import { JobFailure } from "./failure.ts";
 
 export type OutboxSettings = {
   maxAttempts: number;
@@ -9,6 +9,8 @@ export type OutboxSettings = {
   leaseMs: number;
   deliveryTimeoutMs: number;
 };
+
+export const iso = (ms: number) => new Date(ms).toISOString();
 
 /** The most an attempt leaves of its lease for recording its outcome. */
 const LEASE_MARGIN_MS = 1000;
@@ -25,16 +27,24 @@ export function backoffMs(
   return Math.round(step / 2 + Math.random() * (step / 2));
 }
 
-/** Runs `work` with a signal that aborts it after `ms`; then it fails as a (retryable) DeliveryError. */
-export async function withTimeout<T>(ms: number, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+/**
+ * Runs `work` with a signal that aborts it after `ms`; then it fails as a retryable failure, made by
+ * `timedOut`: a sender gives its own kind, so what it does with its retryable failures midway (the
+ * MBS connector marks a transmit cut short as REGISTERED) it does with this one too.
+ */
+export async function withTimeout<T>(
+  ms: number,
+  work: (signal: AbortSignal) => Promise<T>,
+  timedOut: (message: string) => Error = (message) => new JobFailure(message),
+): Promise<T> {
   const controller = new AbortController();
   // One attempt to MBS makes up to ~8 calls, each listening on this signal with its own time limit.
   setMaxListeners(32, controller.signal);
-  const timer = setTimeout(() => controller.abort(new DeliveryError(`no answer within ${ms} ms`)), ms);
+  const timer = setTimeout(() => controller.abort(timedOut(`no answer within ${ms} ms`)), ms);
   try {
     return await work(controller.signal);
   } catch (err) {
-    if (controller.signal.aborted) throw new DeliveryError(`no answer within ${ms} ms`);
+    if (controller.signal.aborted) throw timedOut(`no answer within ${ms} ms`);
     throw err;
   } finally {
     clearTimeout(timer);

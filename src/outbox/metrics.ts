@@ -1,19 +1,21 @@
-import { Counter, Gauge, Registry } from "prom-client";
-import type { Outcome, TransmissionService } from "./outbox.ts";
+import { Counter, Gauge, type Registry } from "prom-client";
+import type { OutboxService } from "./outbox-service.ts";
+import type { Outcome } from "./verdict.ts";
 
-type Stats = Awaited<ReturnType<TransmissionService["stats"]>>;
-type Hold = Awaited<ReturnType<TransmissionService["authorityHold"]>>;
+type Stats = Awaited<ReturnType<OutboxService["stats"]>>;
+type Hold = Awaited<ReturnType<OutboxService["authorityHold"]>>;
 /** Where the counts come from; a source without an authority hold has none to report. */
-type Source = Pick<TransmissionService, "stats"> & Partial<Pick<TransmissionService, "authorityHold">>;
+type Source = Pick<OutboxService, "stats"> & Partial<Pick<OutboxService, "authorityHold">>;
 
 /**
  * Prometheus view of the outbox, read from the database, so every process reports the same totals;
  * the settled counter is this process's own. Counting the jobs reads the whole outbox, which is
  * never pruned: scrapes are public and may come often, so they read a snapshot, counted again at
- * most once per `refreshMs` however many scrapes come (and its age is reported beside it).
+ * most once per `refreshMs` however many scrapes come (and its age is reported beside it). The
+ * gauges register into the service's registry (http/metrics.ts), which /metrics serves.
  */
-export function outboxMetrics(options: { refreshMs: number }) {
-  const registry = new Registry();
+export function outboxMetrics(options: { registry: Registry; refreshMs: number }) {
+  const { registry } = options;
   let source: Source | undefined;
   let taken: { at: number; stats: Stats; hold: Hold } | undefined;
   // One count at a time: the scrapes that find the snapshot stale while it is counted share it.
@@ -102,7 +104,6 @@ export function outboxMetrics(options: { refreshMs: number }) {
     },
   });
   return {
-    registry,
     observe(stats: Source) {
       source = stats;
     },

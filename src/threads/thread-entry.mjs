@@ -2,4 +2,4 @@
 import { register } from "tsx/esm/api";
 
 register();
-await import("./qr-reader-thread.ts");
+await import("./thread-main.ts");

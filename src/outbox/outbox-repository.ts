@@ -7,20 +7,35 @@ export type Lease = { owner: string; now: string; until: string };
 // biome-ignore lint/complexity/noExcessiveLinesPerFunction: a repository: one short closure per statement
 export function outboxRepository(db: Db) {
   return {
-    async enqueue(job: Insertable<OutboxJobTable>, tx: Executor = db): Promise<number> {
-      const row = await tx.insertInto("outbox_jobs").values(job).returning("id").executeTakeFirstOrThrow();
-      return row.id;
-    },
-
-    /** Several jobs in one statement per chunk; answers each job's id with its IRN and kind. */
-    async enqueueMany(jobs: ReadonlyArray<Insertable<OutboxJobTable>>, tx: Executor = db) {
-      const created: Array<{ id: number; irn: string | null; kind: JobKind }> = [];
-      for (const chunk of powerOfTwoChunks(jobs)) {
-        created.push(
-          ...(await tx.insertInto("outbox_jobs").values(chunk).returning(["id", "irn", "kind"]).execute()),
-        );
+    /**
+     * Queues jobs of one kind, due at once: one row each, built here and nowhere else; the ids in
+     * the order of `items`. One statement per chunk; a chunk's ids are taken in ascending order,
+     * the order its rows were inserted in (RETURNING itself promises no order).
+     */
+    async enqueue(
+      kind: JobKind,
+      items: ReadonlyArray<{ irn: string | null; businessId: string; payload?: string | null }>,
+      at: string,
+      tx: Executor = db,
+    ): Promise<number[]> {
+      const rows = items.map(
+        (item): Insertable<OutboxJobTable> => ({
+          kind,
+          irn: item.irn,
+          business_id: item.businessId,
+          payload: item.payload ?? null,
+          state: "pending",
+          next_attempt_at: at,
+          created_at: at,
+          updated_at: at,
+        }),
+      );
+      const ids: number[] = [];
+      for (const chunk of powerOfTwoChunks(rows)) {
+        const created = await tx.insertInto("outbox_jobs").values(chunk).returning("id").execute();
+        ids.push(...created.map((row) => row.id).sort((a, b) => a - b));
       }
-      return created;
+      return ids;
     },
 
     /**

@@ -1,0 +1,75 @@
+import type { Executor } from "../db/database.ts";
+import type { JobKind, OutboxJob } from "../db/schema.ts";
+import { iso } from "./attempts.ts";
+import type { Lease, OutboxRepository } from "./outbox-repository.ts";
+
+/** A pause of the jobs that go to one receiver, as it stands (the authority hold's row). */
+export type HoldRow = {
+  authority: string;
+  since: string;
+  reason: string;
+  next_probe_at: string;
+  probes: number;
+};
+
+/**
+ * What the claim needs of a pause of some kinds of job (the authority hold, while the authority
+ * refuses this service's credential): which kinds it pauses, whether it stands, and the probe.
+ */
+export type ClaimHold = {
+  kinds: readonly JobKind[];
+  current(tx?: Executor): Promise<HoldRow | undefined>;
+  /** Whether this claimer takes the probe now: one in all the processes gets each. */
+  takeProbe(now: number, tx: Executor): Promise<boolean>;
+};
+
+/** A lease from now, for `ms`. */
+export function lease(owner: string, ms: number): Lease {
+  const now = Date.now();
+  return { owner, now: iso(now), until: iso(now + ms) };
+}
+
+/**
+ * Due jobs, up to `limit`. While the hold stands, the kinds it pauses (deliveries, forwards) are
+ * left alone but for one probe per interval among all workers: of the first of its kinds with a
+ * job due (a delivery if one is due, else a forward). The other kinds (webhooks) go on.
+ */
+export async function claimAroundHold(
+  deps: {
+    outbox: Pick<OutboxRepository, "claimDue">;
+    hold: Pick<ClaimHold, "kinds" | "current" | "takeProbe">;
+  },
+  claim: Lease,
+  limit: number,
+  tx: Executor,
+): Promise<OutboxJob[]> {
+  const { outbox, hold } = deps;
+  if ((await hold.current(tx)) === undefined) return outbox.claimDue(claim, limit, tx);
+  const jobs = await outbox.claimDue(claim, limit, tx, { except: hold.kinds });
+  if (jobs.length >= limit || !(await hold.takeProbe(Date.now(), tx))) return jobs;
+  for (const kind of hold.kinds) {
+    const probe = await outbox.claimDue(claim, 1, tx, { only: [kind] });
+    if (probe.length > 0) return [...jobs, ...probe];
+  }
+  return jobs;
+}
+
+/**
+ * A job not tried now because the authority refuses our credential, as the bounded wait reports
+ * it: why, and when the probe will tell more. Undefined when nothing is paused.
+ */
+export async function pausedJob(
+  deps: { outbox: Pick<OutboxRepository, "find">; hold: Pick<ClaimHold, "current"> },
+  jobId: number,
+): Promise<{ job: OutboxJob | undefined } | undefined> {
+  const paused = await deps.hold.current();
+  if (!paused) return undefined;
+  const job = await deps.outbox.find(jobId);
+  return {
+    job: job && {
+      ...job,
+      last_error: `deliveries to the authority are paused since ${paused.since}: it refused this service's credentials (${paused.reason}); the operator must fix them`,
+      next_attempt_at: paused.next_probe_at,
+    },
+  };
+}
