@@ -1,14 +1,9 @@
-import {
-  type ColumnDefinitionBuilder,
-  type Kysely,
-  type Migration,
-  type MigrationProvider,
-  Migrator,
-  sql,
-} from "kysely";
+import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from "kysely";
 import { engineOf } from "./database.ts";
+import { core0001 } from "./migration-0001.ts";
 import { partialPayments } from "./migration-0008.ts";
 import { reportNumbersAndBounds } from "./migration-0015.ts";
+import { generatedId } from "./migration-ids.ts";
 import type { Database } from "./schema.ts";
 
 /*
@@ -20,105 +15,8 @@ import type { Database } from "./schema.ts";
  * Migrations are code, not files, so one list serves every engine and ships inside the package.
  * Append only: a migration that has run anywhere is never edited.
  */
-/** An integer key the database assigns: identity on PostgreSQL, rowid alias on SQLite. */
-function generatedId(db: Kysely<unknown>) {
-  return (column: ColumnDefinitionBuilder) =>
-    engineOf(db) === "postgres"
-      ? column.primaryKey().generatedByDefaultAsIdentity()
-      : column.primaryKey().autoIncrement();
-}
-
 const migrations: Record<string, Migration> = {
-  "0001_core": {
-    async up(db: Kysely<unknown>) {
-      await db.schema
-        .createTable("businesses")
-        .addColumn("id", "text", (c) => c.primaryKey())
-        .addColumn("name", "text", (c) => c.notNull())
-        .addColumn("tin", "text", (c) => c.notNull())
-        .addColumn("service_id", "text", (c) => c.notNull().unique())
-        .addColumn("certificate", "text", (c) => c.notNull().unique())
-        .addColumn("created_at", "text", (c) => c.notNull())
-        .execute();
-
-      await db.schema
-        .createTable("api_keys")
-        .addColumn("api_key", "text", (c) => c.primaryKey())
-        .addColumn("business_id", "text", (c) => c.notNull().references("businesses.id"))
-        .addColumn("secret_hash", "text", (c) => c.notNull())
-        .addColumn("created_at", "text", (c) => c.notNull())
-        .addColumn("revoked_at", "text")
-        .execute();
-      await db.schema.createIndex("api_keys_business").on("api_keys").column("business_id").execute();
-
-      await db.schema
-        .createTable("invoices")
-        .addColumn("irn", "text", (c) => c.primaryKey())
-        .addColumn("business_id", "text", (c) => c.notNull().references("businesses.id"))
-        .addColumn("status", "text", (c) => c.notNull())
-        .addColumn("payment_status", "text", (c) => c.notNull())
-        .addColumn("payment_reference", "text")
-        .addColumn("invoice_type_code", "text", (c) => c.notNull())
-        .addColumn("issue_date", "text", (c) => c.notNull())
-        .addColumn("supplier_tin", "text")
-        .addColumn("customer_tin", "text")
-        .addColumn("document", "text", (c) => c.notNull())
-        .addColumn("sealed", "text")
-        .addColumn("signed_at", "text", (c) => c.notNull())
-        .addColumn("transmitted_at", "text")
-        .addColumn("authority_reference", "text")
-        .addColumn("qr_code", "text", (c) => c.notNull())
-        .addColumn("updated_at", "text", (c) => c.notNull())
-        .execute();
-      await db.schema
-        .createIndex("invoices_business_signed")
-        .on("invoices")
-        .columns(["business_id", "signed_at"])
-        .execute();
-
-      await db.schema
-        .createTable("invoice_events")
-        .addColumn("id", "integer", generatedId(db))
-        .addColumn("irn", "text", (c) => c.notNull().references("invoices.irn"))
-        .addColumn("at", "text", (c) => c.notNull())
-        .addColumn("type", "text", (c) => c.notNull())
-        .addColumn("detail", "text", (c) => c.notNull())
-        .execute();
-      await db.schema.createIndex("invoice_events_irn").on("invoice_events").columns(["irn", "id"]).execute();
-
-      await db.schema
-        .createTable("fiscalization_reports")
-        .addColumn("id", "integer", generatedId(db))
-        .addColumn("irn", "text", (c) => c.notNull().references("invoices.irn"))
-        .addColumn("business_id", "text", (c) => c.notNull().references("businesses.id"))
-        .addColumn("report", "text", (c) => c.notNull())
-        .addColumn("created_at", "text", (c) => c.notNull())
-        .execute();
-      await db.schema
-        .createIndex("fiscalization_reports_irn")
-        .on("fiscalization_reports")
-        .column("irn")
-        .execute();
-
-      await db.schema
-        .createTable("products")
-        .addColumn("hscode", "text", (c) => c.primaryKey())
-        .addColumn("description", "text", (c) => c.notNull())
-        .addColumn("section", "text", (c) => c.notNull())
-        .addColumn("chapter", "text", (c) => c.notNull())
-        .addColumn("product_category", "text", (c) => c.notNull())
-        .execute();
-
-      await db.schema
-        .createTable("services")
-        .addColumn("code", "text", (c) => c.primaryKey())
-        .addColumn("description", "text", (c) => c.notNull())
-        .addColumn("section", "text", (c) => c.notNull())
-        .addColumn("division", "text", (c) => c.notNull())
-        .addColumn("service_category", "text", (c) => c.notNull())
-        .execute();
-    },
-  },
+  "0001_core": core0001,
   "0002_signatures": {
     async up(db: Kysely<unknown>) {
       // The head of each business's hash chain lives on the business row, so one row lock (or, on

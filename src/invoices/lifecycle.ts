@@ -12,15 +12,17 @@ import { type Effects, paymentEffects, queuedEffects, signedEffects } from "./tr
 
 /*
  * The invoice lifecycle: its states, the moves between them, and what each move writes (the state,
- * the history entry, the webhook notice), in the caller's transaction. Signing writes the first
- * state (see register); every later change of an invoice's state goes through here.
+ * and what transitions.ts decides goes with it: history entries, webhook notices, messages to the
+ * authority, deliveries), in the caller's transaction. Every write of an invoice's state is made
+ * here, from the state it is signed into on (scripts/check-state-writes.mjs holds it so).
  *
  *   SIGNED ──transmit──▶ TRANSMITTING ──delivered──▶ TRANSMITTED (final)
  *                            │    ▲
  *                 out of attempts  └──transmit again── TRANSMISSION_FAILED
  *                            ▼                                ▲
  *                            └────────────────────────────────┘
- * Payment statuses move as payments.ts decides (PENDING → PARTIAL → PAID, PENDING → REJECTED, …).
+ * Payment statuses move as payments/payment-decision.ts decides (PENDING → PARTIAL → PAID,
+ * PENDING → REJECTED, …).
  */
 
 export const INVOICE_STATUSES = ["SIGNED", "TRANSMITTING", "TRANSMITTED", "TRANSMISSION_FAILED"] as const;
@@ -101,7 +103,7 @@ export function invoiceLifecycle(deps: {
   /**
    * Writes what a move leaves besides its row (transitions.ts), in its transaction; answers the
    * queued deliveries' job ids by IRN. `subscribed`: the businesses with a webhook, when the caller
-   * read them already (before a lock, see register).
+   * read them already (before the chains are locked, see registration/register.ts).
    */
   async function write(effects: Effects, tx: Executor, subscribed?: ReadonlySet<string>) {
     if (effects.history.length > 0) await invoices.addEvents(effects.history, tx);
@@ -313,7 +315,7 @@ export function invoiceLifecycle(deps: {
     },
 
     /**
-     * A payment move decided by payments.ts, recorded by compare-and-set on the status and the amount
+     * A payment move decided by payment-decision.ts, recorded by compare-and-set on the status and the amount
      * paid the decision was made against, with its history entry and notice. False when another
      * update got in between.
      */

@@ -13,7 +13,7 @@ import {
   replayKey,
 } from "./payment-decision.ts";
 
-/** `update/{IRN}`: the payment moves of `payments.ts`, each recorded by the lifecycle. */
+/** `update/{IRN}`: the payment moves of `payment-decision.ts`, each recorded by the lifecycle. */
 export function paymentService(deps: {
   db: Db;
   invoices: Pick<InvoiceRepository, "find" | "findByIrn" | "paymentRecorded" | "paymentCount" | "addPayment">;
