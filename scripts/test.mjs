@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /*
- * `npm test`: the suite in four layers, each file in a process of its own, several at once.
+ * `npm test`: the suite in four layers, several processes at once.
  *
  *   unit      pure logic: no database, no HTTP
  *   service   a real database on each engine, driven through the services and repositories
@@ -20,10 +20,17 @@
  * A test file missing from LAYERS runs in the service layer on both engines, and is named in the
  * summary so it gets its place.
  *
- * The layers run one after the other, so each has a wall time of its own; within a layer the files
- * of both engines share one pool of EINVOICE_TEST_CONCURRENCY processes (default below), the
- * slowest first (as the last run measured them, kept in node_modules/.cache). Each file's output is
- * printed whole when it ends. `npm test -- FILE…` runs those files only, each on its engines; it
+ * The layers start in order, unit first, and the files of both engines share one pool of
+ * EINVOICE_TEST_CONCURRENCY processes (default below), each layer's slowest first as the last run
+ * measured them (node_modules/.cache/einvoice-test-times.json). A layer's last processes overlap the
+ * next layer's first: no process slot idles at a layer's end. Each layer's wall time is reported,
+ * from its first process's start to its last one's end, per engine too. A scenario file has a
+ * process of its own: it starts servers, kills workers, or measures time. The files of the other
+ * layers run in groups of up to EINVOICE_TEST_GROUP_SIZE per process, one after the other
+ * (test/group.ts): each process loads the service once, and for most of these files that load costs
+ * more than their tests. Each process's output is printed whole when it ends.
+ *
+ * `npm test -- FILE…` runs those files only (folders: their files), each on its engines. The run
  * exits 1 when any file fails.
  */
 import { spawn } from "node:child_process";
@@ -53,14 +60,13 @@ const LAYERS = {
     ],
   },
   service: {
-    both: ["test/db/", "test/outbox/settle-policy.test.ts", "test/reference/product-codes.test.ts"],
+    both: ["test/db/", "test/outbox/", "test/reference/product-codes.test.ts"],
     // Checkpoints are SQLite's: on PostgreSQL the file would only skip.
     sqlite: ["test/db/checkpointer.test.ts"],
   },
   api: {
     both: [
       "test/audit-log/",
-      "test/client/",
       "test/crypto/signatures.test.ts",
       "test/dashboard/dashboard.test.ts",
       "test/http/",
@@ -76,15 +82,18 @@ const LAYERS = {
       "test/security/limits.test.ts",
       "test/security/rate-limits.test.ts",
       "test/security/tenants.test.ts",
-      "test/verification/",
     ],
     sqlite: [
+      // What the typed client sends and how it retries, and the tokens, codes and pages of
+      // verification: the rows behind them are written and read alike on both engines.
+      "test/client/",
       "test/http/json-body.test.ts",
       "test/http/openapi.test.ts",
       "test/invoices/validation/",
       "test/qr/qr.test.ts",
       "test/qr/qr-keys.test.ts",
       "test/security/bidi.test.ts",
+      "test/verification/",
     ],
     none: ["test/http/answer-schemas.test.ts", "test/simulators/mbs/", "test/transmission/mbs-rules.test.ts"],
   },
@@ -92,7 +101,10 @@ const LAYERS = {
     both: [
       "test/cli/",
       "test/idempotency/store-bounds.test.ts",
-      "test/invoices/records/pdf-fairness.test.ts",
+      "test/outbox/outbox.test.ts",
+      "test/outbox/outbox-safety.test.ts",
+      "test/outbox/shutdown.test.ts",
+      "test/outbox/worker-kill.test.ts",
       "test/qr/qr-fairness.test.ts",
       "test/scale/",
       "test/security/crash.test.ts",
@@ -103,6 +115,8 @@ const LAYERS = {
     sqlite: [
       "test/dashboard/browser.test.ts",
       "test/http/docs.test.ts",
+      // The PDF thread's fair queue: the invoices it renders are read alike on both engines.
+      "test/invoices/records/pdf-fairness.test.ts",
       "test/invoices/records/pdf-route.test.ts",
       "test/invoices/validation/property.test.ts",
       "test/qr/qr-corpus.test.ts",
@@ -118,16 +132,20 @@ const LAYERS = {
   },
 };
 const LAYER_NAMES = Object.keys(LAYERS);
+/** The layers whose files each have a process of their own. */
+const ALONE = new Set(["scenario"]);
 
 const POSTGRES = Boolean(process.env.EINVOICE_TEST_DATABASE_URL);
 const CORES = os.availableParallelism();
-// Most files spend their time waiting (timers, sockets, child processes, PostgreSQL), so more run
-// at once than there are cores; past this, timing-sensitive files start to see a busy machine.
-const CONCURRENCY = Number(process.env.EINVOICE_TEST_CONCURRENCY) || Math.max(2, CORES * 3);
-// A file that never ends (a leaked handle keeps its process alive) is killed and counted failed.
-const FILE_TIMEOUT_MS = Number(process.env.EINVOICE_TEST_FILE_TIMEOUT_MS) || 15 * 60_000;
+// The files spend much of their time waiting (timers, sockets, child processes, PostgreSQL), but on a
+// small machine loading the service and the tests' own work keep the cores busy: past this, files only
+// slow each other down and the timing-sensitive ones see a busier machine.
+const CONCURRENCY = Number(process.env.EINVOICE_TEST_CONCURRENCY) || Math.max(2, Math.ceil(CORES * 1.5));
+const GROUP_SIZE = Number(process.env.EINVOICE_TEST_GROUP_SIZE) || 4;
+// A process that never ends (a leaked handle keeps it alive) is killed and its files counted failed.
+const PROCESS_TIMEOUT_MS = Number(process.env.EINVOICE_TEST_PROCESS_TIMEOUT_MS) || 15 * 60_000;
 const TIMES_FILE = path.join("node_modules", ".cache", "einvoice-test-times.json");
-// Where GNU time is installed, each file's CPU seconds (its child processes included) are reported
+// Where GNU time is installed, each process's CPU seconds (its child processes included) are reported
 // too: on a small machine they, more than the wall times, say what makes a layer slow.
 const GNU_TIME = fs.existsSync("/usr/bin/time") ? "/usr/bin/time" : undefined;
 const CPU_MARK = "einvoice-test-cpu";
@@ -160,32 +178,66 @@ function placeOf(file) {
     : { layer: "service", engines: "both", listed: false };
 }
 
-const args = process.argv.slice(2).map((a) => path.relative(process.cwd(), path.resolve(a)));
-const files =
-  args.length > 0 ? args.flatMap((a) => (fs.statSync(a).isDirectory() ? find(a) : [a])) : find("test");
-const unlisted = [];
-const jobs = [];
-for (const file of files) {
-  const place = placeOf(file);
-  if (!place.listed) unlisted.push(file);
-  const engines = place.engines === "both" ? ["sqlite", ...(POSTGRES ? ["postgres"] : [])] : [place.engines];
-  for (const engine of engines)
-    jobs.push({ file, layer: place.layer, engine, once: place.engines !== "both" });
-}
-
 let lastTimes = {};
 try {
   lastTimes = JSON.parse(fs.readFileSync(TIMES_FILE, "utf8"));
 } catch {
   // No run yet on this checkout: the files start in the order they are found.
 }
-const key = (job) => `${job.engine} ${job.file}`;
+const timeOf = (engine, file) => lastTimes[`${engine} ${file}`] ?? 0;
 
-/** One file in a process of its own, its output kept until it ends. */
-function run(job) {
+const args = process.argv.slice(2).map((a) => path.relative(process.cwd(), path.resolve(a)));
+const files =
+  args.length > 0 ? args.flatMap((a) => (fs.statSync(a).isDirectory() ? find(a) : [a])) : find("test");
+const unlisted = [];
+/** What runs: per layer and engine, the files, slowest first. */
+const runs = new Map();
+for (const file of files) {
+  const place = placeOf(file);
+  if (!place.listed) unlisted.push(file);
+  const engines = place.engines === "both" ? ["sqlite", ...(POSTGRES ? ["postgres"] : [])] : [place.engines];
+  for (const engine of engines) {
+    const at = `${place.layer} ${engine} ${place.engines !== "both"}`;
+    if (!runs.has(at))
+      runs.set(at, { layer: place.layer, engine, once: place.engines !== "both", files: [] });
+    runs.get(at).files.push(file);
+  }
+}
+
+/**
+ * The processes of a layer: one per file in the ALONE layers, else groups of up to GROUP_SIZE files
+ * of one engine, dealt out slowest first so that the groups come out about even.
+ */
+function processesOf(layer) {
+  const jobs = [];
+  for (const { layer: of, engine, once, files: list } of runs.values()) {
+    if (of !== layer) continue;
+    const sorted = [...list].sort((a, b) => timeOf(engine, b) - timeOf(engine, a));
+    const count = ALONE.has(layer) ? sorted.length : Math.ceil(sorted.length / GROUP_SIZE);
+    const groups = Array.from({ length: count }, () => []);
+    sorted.forEach((file, i) => {
+      groups[i % count].push(file);
+    });
+    for (const group of groups) jobs.push({ layer, engine, once, files: group });
+  }
+  return jobs;
+}
+
+/**
+ * Ports 21000–30999, below the kernel's ephemeral range (32768 and up here, as by default): each of
+ * the processes running at once has its share, for test/cli/run.ts's `freePort`.
+ */
+const portsOf = (slot) => {
+  const width = Math.floor(10_000 / CONCURRENCY);
+  return `${21_000 + slot * width}-${21_000 + (slot + 1) * width}`;
+};
+
+/** One process, its output kept until it ends; a group's files are told apart by their suites. */
+function run(job, slot) {
   return new Promise((resolve) => {
     const started = performance.now();
-    // The file runs as a script (node:test reports from inside it): no runner process in between.
+    // The files run as a script (node:test reports from inside it): no runner process in between.
+    const entry = job.files.length === 1 ? job.files : ["test/group.ts", ...job.files];
     const node = [
       process.execPath,
       "--import",
@@ -193,7 +245,7 @@ function run(job) {
       "--import",
       "tsx",
       "--test-reporter=spec",
-      job.file,
+      ...entry,
     ];
     const command = GNU_TIME ? [GNU_TIME, "-f", `${CPU_MARK} %U %S`, ...node] : node;
     const child = spawn(command[0], command.slice(1), {
@@ -201,6 +253,7 @@ function run(job) {
         ...process.env,
         EINVOICE_TEST_ENGINE: job.engine,
         EINVOICE_TEST_RUN: RUN,
+        EINVOICE_TEST_PORTS: portsOf(slot),
         FORCE_COLOR: process.stdout.isTTY ? "1" : "0",
       },
       stdio: ["ignore", "pipe", "pipe"],
@@ -213,27 +266,40 @@ function run(job) {
     const timer = setTimeout(() => {
       timedOut = true;
       process.kill(-child.pid, "SIGKILL");
-    }, FILE_TIMEOUT_MS);
+    }, PROCESS_TIMEOUT_MS);
     child.on("close", (code, signal) => {
       clearTimeout(timer);
-      // Whatever the file started and left behind goes with it.
+      // Whatever the files started and left behind goes with them.
       try {
         process.kill(-child.pid, "SIGKILL");
       } catch {
-        // The group is gone already.
+        // The process group is gone already.
       }
+      const seconds = (performance.now() - started) / 1000;
       let output = Buffer.concat(chunks).toString("utf8");
       const cpu = new RegExp(`^${CPU_MARK} ([\\d.]+) ([\\d.]+)\\n?`, "m").exec(output);
       if (cpu) output = output.replace(cpu[0], "");
-      const count = (name) => Number(new RegExp(`^ℹ ${name} (\\d+)$`, "m").exec(output)?.[1] ?? 0);
+      // Colours (on a terminal) out of what is read back.
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: the escape that starts a colour
+      const plain = output.replace(/\x1b\[[0-9;]*m/g, "");
+      const count = (name) => Number(new RegExp(`^ℹ ${name} (\\d+)$`, "m").exec(plain)?.[1] ?? 0);
+      const ok = code === 0 && !timedOut;
+      // Each file's own result: its suite's line in a group, the process's alone.
+      const perFile = job.files.map((file) => {
+        if (job.files.length === 1) return { file, ok, seconds };
+        const escaped = file.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+        const line = new RegExp(`^(✔|✖) ${escaped} \\(([\\d.]+)ms\\)`, "m").exec(plain);
+        return { file, ok: ok || line?.[1] === "✔", seconds: line ? Number(line[2]) / 1000 : seconds };
+      });
       resolve({
         ...job,
-        seconds: (performance.now() - started) / 1000,
+        perFile,
+        seconds,
         cpu: cpu ? Number(cpu[1]) + Number(cpu[2]) : 0,
         started,
         ended: performance.now(),
-        ok: code === 0 && !timedOut,
-        exit: timedOut ? `killed after ${FILE_TIMEOUT_MS / 1000} s` : (signal ?? code),
+        ok,
+        exit: timedOut ? `killed after ${PROCESS_TIMEOUT_MS / 1000} s` : (signal ?? code),
         tests: count("tests"),
         pass: count("pass"),
         fail: count("fail") + count("cancelled"),
@@ -244,23 +310,30 @@ function run(job) {
   });
 }
 
-/** Runs `list` with at most `limit` at once, the slowest (last time) first; prints each as it ends. */
-async function pool(list, limit) {
-  const queue = [...list].sort((a, b) => (lastTimes[key(b)] ?? 0) - (lastTimes[key(a)] ?? 0));
+const label = (job) => (job.engine === "none" ? "no database" : job.engine);
+
+/**
+ * Runs `jobs` with at most `limit` at once: layer by layer, each layer's slowest first (as last
+ * measured). A process slot that frees up takes the next job even when it is the next layer's, so no
+ * slot idles while a layer's last processes finish. Prints each process's output as it ends.
+ */
+async function pool(jobs, limit) {
+  const cost = (job) => job.files.reduce((n, file) => n + timeOf(job.engine, file), 0);
+  const rank = (job) => LAYER_NAMES.indexOf(job.layer);
+  const queue = [...jobs].sort((a, b) => rank(a) - rank(b) || cost(b) - cost(a));
   const results = [];
-  const worker = async () => {
+  const worker = async (slot) => {
     for (let job = queue.shift(); job; job = queue.shift()) {
-      const result = await run(job);
+      const result = await run(job, slot);
       results.push(result);
-      const label = job.once && job.engine === "none" ? "no database" : job.engine;
       const cpu = GNU_TIME ? `, ${result.cpu.toFixed(1)} s CPU` : "";
       console.log(
-        `\n# ${result.ok ? "ok" : "FAILED"} ${job.file} [${label}] ${result.seconds.toFixed(1)} s${cpu}`,
+        `\n# ${result.ok ? "ok" : "FAILED"} ${job.layer}: ${job.files.join(", ")} [${label(job)}] ${result.seconds.toFixed(1)} s${cpu}`,
       );
       process.stdout.write(result.output.endsWith("\n") ? result.output : `${result.output}\n`);
     }
   };
-  await Promise.all(Array.from({ length: Math.min(limit, list.length) }, worker));
+  await Promise.all(Array.from({ length: Math.min(limit, jobs.length) }, (_, slot) => worker(slot)));
   return results;
 }
 
@@ -269,21 +342,17 @@ const fmt = (s) =>
 const span = (rs) =>
   rs.length === 0 ? 0 : (Math.max(...rs.map((r) => r.ended)) - Math.min(...rs.map((r) => r.started))) / 1000;
 
+const jobs = LAYER_NAMES.flatMap(processesOf);
+const fileRuns = jobs.reduce((n, j) => n + j.files.length, 0);
 console.log(
-  `# ${jobs.length} file runs of ${files.length} files, ${CONCURRENCY} at a time, layer by layer: ${LAYER_NAMES.join(", ")}`,
+  `# ${fileRuns} file runs of ${files.length} files in ${jobs.length} processes, ${CONCURRENCY} at a time, layer by layer: ${LAYER_NAMES.map((layer) => `${layer} ${jobs.filter((j) => j.layer === layer).reduce((n, j) => n + j.files.length, 0)}`).join(", ")}`,
 );
 const suiteStart = performance.now();
-const all = [];
-for (const layer of LAYER_NAMES) {
-  const list = jobs.filter((j) => j.layer === layer);
-  if (list.length === 0) continue;
-  console.log(`\n# layer ${layer}: ${list.length} file runs`);
-  all.push(...(await pool(list, CONCURRENCY)));
-}
+const all = await pool(jobs, CONCURRENCY);
 const total = (performance.now() - suiteStart) / 1000;
 
 if (POSTGRES) {
-  // What a killed file's process could not drop (test/helpers.ts drops its own database at its end).
+  // What a killed process could not drop (test/helpers.ts drops its own database at its end).
   const { default: pg } = await import("pg");
   const admin = new pg.Client({ connectionString: process.env.EINVOICE_TEST_DATABASE_URL });
   await admin.connect();
@@ -294,19 +363,44 @@ if (POSTGRES) {
   await admin.end();
 }
 
+const measured = all.flatMap((r) => r.perFile.map((f) => [`${r.engine} ${f.file}`, f.seconds]));
 fs.mkdirSync(path.dirname(TIMES_FILE), { recursive: true });
-fs.writeFileSync(
-  TIMES_FILE,
-  JSON.stringify({ ...lastTimes, ...Object.fromEntries(all.map((r) => [key(r), r.seconds])) }),
-);
+fs.writeFileSync(TIMES_FILE, JSON.stringify({ ...lastTimes, ...Object.fromEntries(measured) }));
 
 const sum = (rs, field) => rs.reduce((n, r) => n + r[field], 0);
+const filesIn = (rs) => rs.reduce((n, r) => n + r.files.length, 0);
 const row = (cells) =>
   `# ${cells.map((c, i) => (i < 2 ? String(c).padEnd(10) : String(c).padStart(7))).join(" ")}`;
-console.log(`\n# summary (wall times; within a layer both engines ran at once, so their times overlap)`);
 const cpuOf = (rs) => (GNU_TIME ? [fmt(sum(rs, "cpu"))] : []);
+const line = (layer, engine, rs, wall) =>
+  row([
+    layer,
+    engine,
+    filesIn(rs),
+    rs.length,
+    sum(rs, "tests"),
+    sum(rs, "pass"),
+    sum(rs, "fail"),
+    sum(rs, "skipped"),
+    fmt(wall),
+    ...cpuOf(rs),
+  ]);
 console.log(
-  row(["layer", "engine", "files", "tests", "pass", "fail", "skipped", "wall", ...(GNU_TIME ? ["cpu"] : [])]),
+  "\n# summary (wall times: from a layer's first process to its last; the engines within a layer, and a layer's end and the next one's start, ran at once)",
+);
+console.log(
+  row([
+    "layer",
+    "engine",
+    "files",
+    "procs",
+    "tests",
+    "pass",
+    "fail",
+    "skipped",
+    "wall",
+    ...(GNU_TIME ? ["cpu"] : []),
+  ]),
 );
 for (const layer of LAYER_NAMES) {
   const inLayer = all.filter((r) => r.layer === layer);
@@ -317,44 +411,20 @@ for (const layer of LAYER_NAMES) {
     ["once", inLayer.filter((r) => r.once)],
   ].filter(([, rs]) => rs.length > 0);
   if (groups.length > 1) groups.push(["all", inLayer]);
-  for (const [engine, rs] of groups) {
-    console.log(
-      row([
-        layer,
-        engine,
-        rs.length,
-        sum(rs, "tests"),
-        sum(rs, "pass"),
-        sum(rs, "fail"),
-        sum(rs, "skipped"),
-        fmt(span(rs)),
-        ...cpuOf(rs),
-      ]),
-    );
-  }
+  for (const [engine, rs] of groups) console.log(line(layer, engine, rs, span(rs)));
 }
+console.log(line("total", "", all, total));
+const byEngine = (engine, once) =>
+  all.filter((r) => r.engine === engine && r.once === once).reduce((n, r) => n + r.files.length, 0);
 console.log(
-  row([
-    "total",
-    "",
-    all.length,
-    sum(all, "tests"),
-    sum(all, "pass"),
-    sum(all, "fail"),
-    sum(all, "skipped"),
-    fmt(total),
-    ...cpuOf(all),
-  ]),
-);
-const once = all.filter((r) => r.once);
-console.log(
-  `# ${once.length} files ran once (${once.filter((r) => r.engine === "none").length} with no database, ${once.filter((r) => r.engine === "sqlite").length} on SQLite only), ${all.length - once.length} file runs on ${POSTGRES ? "both engines" : "SQLite"}`,
+  `# ${byEngine("none", true) + byEngine("sqlite", true)} files ran once (${byEngine("none", true)} with no database, ${byEngine("sqlite", true)} on SQLite only), ${byEngine("sqlite", false) + byEngine("postgres", false)} file runs on ${POSTGRES ? "both engines" : "SQLite"}`,
 );
 console.log(
-  `# slowest: ${[...all]
+  `# slowest: ${all
+    .flatMap((r) => r.perFile.map((f) => ({ ...f, engine: r.engine })))
     .sort((a, b) => b.seconds - a.seconds)
     .slice(0, 8)
-    .map((r) => `${r.file} [${r.engine}] ${r.seconds.toFixed(0)} s`)
+    .map((f) => `${f.file} [${f.engine}] ${f.seconds.toFixed(0)} s`)
     .join(", ")}`,
 );
 if (unlisted.length > 0) {
@@ -368,5 +438,12 @@ if (!POSTGRES) {
   );
 }
 const failed = all.filter((r) => !r.ok);
-for (const r of failed) console.log(`# FAILED ${r.file} [${r.engine}] (exit ${r.exit})`);
+for (const r of failed) {
+  for (const f of r.perFile.filter((f) => !f.ok || r.perFile.length === 1)) {
+    console.log(`# FAILED ${f.file} [${label(r)}]`);
+  }
+  if (r.perFile.every((f) => f.ok)) {
+    console.log(`# FAILED the process of ${r.files.join(", ")} [${label(r)}] (exit ${r.exit})`);
+  }
+}
 process.exit(failed.length > 0 ? 1 : 0);

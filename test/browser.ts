@@ -30,8 +30,14 @@ export async function launchBrowser(t: TestContext): Promise<Browser> {
   return browser;
 }
 
-/** A full-page screenshot under test/artifacts/. */
+/**
+ * A full-page screenshot under test/artifacts/. Written aside and renamed into place: test processes
+ * running at once (one per engine) may take the same picture, and each must land whole.
+ */
 export async function screenshot(page: Page, name: string): Promise<void> {
   fs.mkdirSync(ARTIFACTS, { recursive: true });
-  await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
+  const target = path.join(ARTIFACTS, `${name}.png`);
+  const aside = `${target}.${process.pid}.tmp.png`;
+  await page.screenshot({ path: aside, fullPage: true });
+  fs.renameSync(aside, target);
 }

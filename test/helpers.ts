@@ -9,8 +9,8 @@ import { sql } from "kysely";
 import pg from "pg";
 import pino from "pino";
 import { loadConfig } from "../src/config.ts";
-import { type Context, createContext, createServer } from "../src/main.ts";
-import { createWorker, type Worker } from "../src/outbox/worker.ts";
+import type { Context } from "../src/main.ts";
+import type { Worker } from "../src/outbox/worker.ts";
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -154,6 +154,12 @@ export async function build(t: TestContext, env: Record<string, string> = {}) {
     EINVOICE_LOG_LEVEL: "silent",
     ...env,
   });
+  // The service is loaded on the first build, not on import: the files that use these helpers only
+  // for fixtures and folders start a second or two sooner.
+  const [{ createContext, createServer }, { createWorker }] = await Promise.all([
+    import("../src/main.ts"),
+    import("../src/outbox/worker.ts"),
+  ]);
   const ctx = await createContext(config);
   const logger = pino({ level: "silent" });
   const app = await createServer(ctx, logger);

@@ -6,4 +6,5 @@ import { isMainThread } from "node:worker_threads";
 if (isMainThread) {
   await import("kysely");
   await import("typebox");
+  await import("typebox/value");
 }

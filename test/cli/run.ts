@@ -8,7 +8,7 @@ import path from "node:path";
 import type { TestContext } from "node:test";
 import { promisify } from "node:util";
 import { loadConfig } from "../../src/config.ts";
-import { type Context, createContext } from "../../src/main.ts";
+import type { Context } from "../../src/main.ts";
 import { freshDatabase, type Json, REPO_ROOT } from "../helpers.ts";
 import type { HostReply, HostRequest } from "./host.ts";
 
@@ -18,6 +18,13 @@ export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{1
 
 export type Run = { code: number; stdout: string; stderr: string };
 export type ExecFailure = Error & { code?: unknown; stdout?: unknown; stderr?: unknown; killed?: unknown };
+
+/**
+ * `node`'s arguments for `einvoice`: test/preload.mjs loads two large dependencies
+ * before bin/einvoice.js registers the TypeScript loader, as the test processes do (see there), which
+ * spares each server or command started a second of loading and changes nothing it does.
+ */
+export const EINVOICE = ["--import", path.join(REPO_ROOT, "test", "preload.mjs"), "bin/einvoice.js"];
 
 /** The parent's environment without anything that would change how the CLI is configured. */
 export function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
@@ -111,7 +118,7 @@ async function hosted(args: string[], env: Record<string, string>): Promise<Run>
 /** `node bin/einvoice.js …` in a process of its own. */
 async function cliProcess(args: string[], env: Record<string, string>): Promise<Run> {
   try {
-    const { stdout, stderr } = await exec(process.execPath, ["bin/einvoice.js", ...args], {
+    const { stdout, stderr } = await exec(process.execPath, [...EINVOICE, ...args], {
       cwd: REPO_ROOT,
       env: cleanEnv(env),
       timeout: TIMEOUT,
@@ -207,9 +214,15 @@ export function configOf(db: Pick<DbEnv, "url" | "dir">, extra: Record<string, s
   });
 }
 
+/** The service on the test's database, loaded when first needed: most CLI tests run none in process. */
+async function contextOf(db: Pick<DbEnv, "url" | "dir">): Promise<Context> {
+  const { createContext } = await import("../../src/main.ts");
+  return createContext(configOf(db));
+}
+
 /** The test's database opened in process until the test ends (closed before the database goes). */
 export async function openContext(t: TestContext, db: Pick<DbEnv, "url" | "dir">): Promise<Context> {
-  const ctx = await createContext(configOf(db));
+  const ctx = await contextOf(db);
   onTeardown(t, () => ctx.close());
   return ctx;
 }
@@ -219,7 +232,7 @@ export async function withDatabase<T>(
   db: Pick<DbEnv, "url" | "dir">,
   work: (ctx: Context) => Promise<T>,
 ): Promise<T> {
-  const ctx = await createContext(configOf(db));
+  const ctx = await contextOf(db);
   try {
     return await work(ctx);
   } finally {
@@ -241,16 +254,41 @@ export async function countRows(
   });
 }
 
+/**
+ * The ports `freePort` hands out: scripts/test.mjs gives each process it runs at a time a range of
+ * its own, below the kernel's ephemeral range. A port found free is only taken later (by a server
+ * starting, an instance listening after its peer was configured): from the ephemeral range, another
+ * test process's `listen(0)` could take it meanwhile; in a range of its own, nothing else does.
+ */
+const PORTS = /^(\d+)-(\d+)$/.exec(process.env.EINVOICE_TEST_PORTS ?? "");
+let nextPort = PORTS ? Number(PORTS[1]) : 0;
+
+/** A port that is free now, on 127.0.0.1: one of this process's range, else any the kernel picks. */
 export async function freePort(): Promise<number> {
-  const server = net.createServer();
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  const address = server.address();
-  assert.ok(address !== null && typeof address === "object");
-  const { port } = address;
-  server.close();
-  await once(server, "close");
-  return port;
+  for (let tries = 0; ; tries++) {
+    let candidate = 0;
+    if (PORTS) {
+      candidate = nextPort;
+      nextPort = nextPort + 1 >= Number(PORTS[2]) ? Number(PORTS[1]) : nextPort + 1;
+    }
+    const server = net.createServer();
+    server.listen(candidate, "127.0.0.1");
+    const outcome = await Promise.race([
+      once(server, "listening").then(() => undefined),
+      once(server, "error").then(([err]) => err as NodeJS.ErrnoException),
+    ]);
+    if (outcome) {
+      // Taken by something outside the tests: the next one.
+      assert.ok(outcome.code === "EADDRINUSE" && PORTS && tries < 1000, String(outcome));
+      continue;
+    }
+    const address = server.address();
+    assert.ok(address !== null && typeof address === "object");
+    const { port } = address;
+    server.close();
+    await once(server, "close");
+    return port;
+  }
 }
 
 export type Server = {
@@ -264,7 +302,7 @@ export type Server = {
 /** `einvoice serve` as a child process, answering on `url`; killed when the test ends. */
 export async function startServer(t: TestContext, env: Record<string, string>): Promise<Server> {
   const port = await freePort();
-  const child = spawn(process.execPath, ["bin/einvoice.js", "serve"], {
+  const child = spawn(process.execPath, [...EINVOICE, "serve"], {
     cwd: REPO_ROOT,
     env: cleanEnv({ ...env, PORT: String(port), HOST: "127.0.0.1" }),
     stdio: ["ignore", "pipe", "pipe"],
@@ -312,7 +350,7 @@ export async function health(url: string, apiKey: string, apiSecret: string) {
 
 /** `einvoice worker` in a process of its own, killed when the test ends if it is still running. */
 export function spawnWorker(t: TestContext, env: Record<string, string>): ChildProcess {
-  const child = spawn(process.execPath, ["bin/einvoice.js", "worker"], {
+  const child = spawn(process.execPath, [...EINVOICE, "worker"], {
     cwd: REPO_ROOT,
     env: cleanEnv(env),
     stdio: ["ignore", "ignore", "pipe"],

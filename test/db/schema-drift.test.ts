@@ -87,7 +87,9 @@ async function migratedTables(db: Kysely<unknown>): Promise<{ tables: Tables; sk
   } else {
     // SQLite's full-text index is a virtual table with shadow tables that hold its structure, not
     // rows the service reads or writes through Kysely: queries reach it in raw SQL.
-    const list = await sql<{ name: string; type: string }>`select name, type from pragma_table_list`.execute(db);
+    const list = await sql<{ name: string; type: string }>`select name, type from pragma_table_list`.execute(
+      db,
+    );
     skipped.push(...list.rows.filter((r) => r.type === "virtual" || r.type === "shadow").map((r) => r.name));
     // SQLite lets a primary key column other than INTEGER PRIMARY KEY hold NULL, for compatibility
     // with its first versions; the service never writes one there and PostgreSQL refuses it. Such a
@@ -127,7 +129,8 @@ test(`schema.ts describes exactly the tables and columns the migrations build on
   await migrateToLatest(db);
   const { tables: built, skipped } = await migratedTables(db as unknown as Kysely<unknown>);
   const declared = declaredTables();
-  if (ENGINE === "sqlite") assert.ok(skipped.includes("product_trigrams"), "the full-text index is told apart");
+  if (ENGINE === "sqlite")
+    assert.ok(skipped.includes("product_trigrams"), "the full-text index is told apart");
 
   // The comparison is a list of differences, so one run names every drift at once.
   const drift: string[] = [];

@@ -5,7 +5,7 @@ import { type TestContext, test } from "node:test";
 import { loadConfig } from "../../src/config.ts";
 import type { InvoiceTable } from "../../src/db/schema.ts";
 import { createContext } from "../../src/main.ts";
-import { cleanEnv, freePort } from "../cli/run.ts";
+import { cleanEnv, EINVOICE, freePort } from "../cli/run.ts";
 import {
   ENGINE,
   eventually,
@@ -21,7 +21,7 @@ import {
 const API = "/api/v1/einvoice";
 
 function spawnCli(t: TestContext, args: string[], env: Record<string, string>): ChildProcess {
-  const child = spawn(process.execPath, ["bin/einvoice.js", ...args], {
+  const child = spawn(process.execPath, [...EINVOICE, ...args], {
     cwd: REPO_ROOT,
     env: cleanEnv(env),
     stdio: ["ignore", "ignore", "pipe"],
@@ -41,7 +41,18 @@ function spawnCli(t: TestContext, args: string[], env: Record<string, string>): 
   return child;
 }
 
-test(`2 API processes and 2 workers on one ${ENGINE} database: 5,000 concurrent signs with 500 duplicates`, {
+/*
+ * 1,000 requests by default (900 invoices, 100 of them sent twice), EINVOICE_SCALE_SIGNS=5000 for
+ * the long run the README measures. What is proved is per request and per race, not per thousand:
+ * 64 requests at once to two processes keep every business's chain head contended all along, and each
+ * of the 100 duplicates races its original, so a sign registered twice or a chain link lost shows
+ * within these; more requests only measure throughput.
+ */
+const SIGNS = Number(process.env.EINVOICE_SCALE_SIGNS) || 1000;
+const DUPLICATES = Math.round(SIGNS / 10);
+const ORIGINALS = SIGNS - DUPLICATES;
+
+test(`2 API processes and 2 workers on one ${ENGINE} database: ${SIGNS} concurrent signs with ${DUPLICATES} duplicates`, {
   timeout: 600_000,
 }, async (t) => {
   const dir = tempDir(t);
@@ -63,20 +74,24 @@ test(`2 API processes and 2 workers on one ${ENGINE} database: 5,000 concurrent 
   await setup.close();
 
   const port = await freePort();
-  spawnCli(t, ["serve", "--processes", "2"], { ...env, PORT: String(port), HOST: "127.0.0.1" });
+  const api = spawnCli(t, ["serve", "--processes", "2"], { ...env, PORT: String(port), HOST: "127.0.0.1" });
   const workers = [spawnCli(t, ["worker"], env), spawnCli(t, ["worker"], env)];
   const base = `http://127.0.0.1:${port}`;
   const first = tenants[0] as Tenant;
+  // Three processes load the whole service at once: on a busy machine that alone takes a while.
   await eventually(
-    async () => (await fetch(`${base}/`, { headers: first.headers }).catch(() => undefined))?.status === 200,
-    60_000,
+    async () => {
+      assert.equal(api.exitCode, null, "serve exited before it answered");
+      return (await fetch(`${base}/`, { headers: first.headers }).catch(() => undefined))?.status === 200;
+    },
+    180_000,
     "the API processes",
   );
 
-  // 4,500 distinct invoices across four businesses, half signed, half signed and transmitted; the
-  // first 500 are also sent a second time, interleaved so that the copies race their originals.
+  // Distinct invoices across four businesses, half signed, half signed and transmitted; the first
+  // DUPLICATES are also sent a second time, interleaved so that the copies race their originals.
   type Job = { who: Tenant; body: Json; path: "sign" | "sign-transmit"; duplicate: boolean };
-  const originals: Job[] = Array.from({ length: 4500 }, (_, i) => {
+  const originals: Job[] = Array.from({ length: ORIGINALS }, (_, i) => {
     const who = tenants[i % 4] as Tenant;
     return {
       who,
@@ -88,9 +103,9 @@ test(`2 API processes and 2 workers on one ${ENGINE} database: 5,000 concurrent 
   const queue: Job[] = [];
   originals.forEach((job, i) => {
     queue.push(job);
-    if (i < 500) queue.push({ ...job, duplicate: true });
+    if (i < DUPLICATES) queue.push({ ...job, duplicate: true });
   });
-  assert.equal(queue.length, 5000);
+  assert.equal(queue.length, SIGNS);
 
   const answers: { job: Job; status: number; message: string }[] = [];
   let cursor = 0;
@@ -112,14 +127,14 @@ test(`2 API processes and 2 workers on one ${ENGINE} database: 5,000 concurrent 
   const byIrn = new Map<string, { status: number; message: string }[]>();
   for (const a of answers)
     byIrn.set(String(a.job.body.irn), [...(byIrn.get(String(a.job.body.irn)) ?? []), a]);
-  assert.equal(byIrn.size, 4500);
+  assert.equal(byIrn.size, ORIGINALS);
   const unexpected = answers.filter(
     (a) => ![200, 503, 400].includes(a.status) || (a.status === 400 && a.message !== "IRN already exists."),
   );
   assert.deepEqual(unexpected.slice(0, 3), [], "only success, queued, or IRN already exists.");
   assert.equal(
     answers.filter((a) => a.message === "IRN already exists.").length,
-    500,
+    DUPLICATES,
     "every duplicate, and only they",
   );
   for (const [irn, got] of byIrn) {
@@ -157,10 +172,10 @@ test(`2 API processes and 2 workers on one ${ENGINE} database: 5,000 concurrent 
         .executeTakeFirstOrThrow()
     ).n,
   );
-  assert.equal(total, 4500, "exactly 4,500 invoices exist");
-  assert.equal(await count("SIGNED"), 4500 - transmittable);
+  assert.equal(total, ORIGINALS, "exactly one invoice per original exists");
+  assert.equal(await count("SIGNED"), ORIGINALS - transmittable);
   const audit = await check.audit.verify();
-  assert.equal(audit.checked, 4500);
+  assert.equal(audit.checked, ORIGINALS);
   assert.deepEqual(audit.broken, [], "every business's hash chain verifies");
 
   const deliveries = await check.db

@@ -7,16 +7,20 @@ import { dbEnv, startServer, withDatabase } from "../cli/run.ts";
 import { ENGINE, freshInvoice, type Json, tenant } from "../helpers.ts";
 
 /**
- * Crash durability: the real server, SIGKILLed while 2,000 signs are in flight, restarted on the same
+ * Crash durability: the real server, SIGKILLed while signs are in flight, restarted on the same
  * database. Every 200 it gave is kept and verifies; everything else is either wholly there or wholly
  * absent, and the service says so consistently (present: `IRN already exists.`, this very document;
  * absent: it signs).
+ *
+ * 800 signs by default, EINVOICE_CRASH_SIGNS=2000 for the long run. What is at stake is the 64 signs
+ * in flight when the kill lands, with the server in its stride (a quarter of the signs answered
+ * before it); the signs queued behind them only fail to connect, and cost a lookup and a re-sign each.
  */
 
 const API = "/api/v1/einvoice";
-const TOTAL = 2000;
+const TOTAL = Number(process.env.EINVOICE_CRASH_SIGNS) || 800;
 const IN_FLIGHT = 64;
-const KILL_AFTER = 500;
+const KILL_AFTER = Math.round(TOTAL / 4);
 
 type Outcome =
   | { irn: string; kind: "ok" }
@@ -91,7 +95,7 @@ function assertWhole(state: Stored, label: string): void {
   );
 }
 
-test("crash durability: SIGKILL during 2,000 concurrent signs; after a restart nothing is lost or half-written", {
+test(`crash durability: SIGKILL during ${TOTAL} concurrent signs; after a restart nothing is lost or half-written`, {
   timeout: 180_000,
 }, async (t) => {
   const db = await dbEnv(t, "crash.db");

@@ -5,7 +5,7 @@ import fs from "node:fs";
 import { test } from "node:test";
 import { loadConfig } from "../../src/config.ts";
 import { createContext } from "../../src/main.ts";
-import { cleanEnv, freePort } from "../cli/run.ts";
+import { cleanEnv, EINVOICE, freePort } from "../cli/run.ts";
 import {
   ENGINE,
   eventually,
@@ -23,20 +23,40 @@ import { attacks, balancedInvoice } from "./hostile-inputs.ts";
  * (`einvoice serve`, its own process), while another process probes /healthz every 50 ms: each
  * answer must come within 2 s, /healthz must never wait more than 200 ms, and the server's memory
  * must not grow by 256 MB.
+ *
+ * The bounds are on the server's work, not on the machine: on a machine busy with other work the
+ * server and the probe also wait for a CPU, which Linux counts per thread (schedstat's run delay).
+ * An answer's time is counted without what the server's threads spent waiting for a CPU meanwhile,
+ * a /healthz wait without what the server's main thread and the probe's did. (An idle machine adds
+ * nothing: the bounds are the same.)
  */
 
 const ANSWER_MS = 2000;
 const HEALTHZ_MS = 200;
 const MEMORY_MB = 256;
 
-/** Probes /healthz one request at a time, every 50 ms, printing each wait as a JSON line. */
+/**
+ * Probes /healthz one request at a time, every 50 ms, printing each wait as a JSON line with the
+ * milliseconds the server's main thread and the probe's spent runnable but waiting for a CPU.
+ */
 const PROBE = `
+const fs = require("node:fs");
 const http = require("node:http");
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+const runDelayMs = (pid) => {
+  try {
+    return Number(fs.readFileSync("/proc/" + pid + "/task/" + pid + "/schedstat", "utf8").split(" ")[1]) / 1e6;
+  } catch {
+    return 0;
+  }
+};
+const queued = () => runDelayMs(process.env.PROBE_PID) + runDelayMs(process.pid);
 function probe() {
   const start = Date.now();
+  const before = queued();
   const done = (status) => {
-    process.stdout.write(JSON.stringify({ start, ms: Date.now() - start, status }) + "\\n");
+    const ms = Date.now() - start;
+    process.stdout.write(JSON.stringify({ start, ms, queued: Math.round(queued() - before), status }) + "\\n");
     setTimeout(probe, 50);
   };
   http.get(process.env.PROBE_URL, { agent }, (res) => { res.resume(); res.on("end", () => done(res.statusCode)); })
@@ -45,7 +65,20 @@ function probe() {
 probe();
 `;
 
-type Sample = { start: number; ms: number; status: number };
+type Sample = { start: number; ms: number; queued: number; status: number };
+
+/** Milliseconds the process's threads have spent runnable but waiting for a CPU, all together. */
+function runDelayMs(pid: number): number {
+  let ns = 0;
+  for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
+    try {
+      ns += Number(fs.readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[1]);
+    } catch {
+      // The thread ended meanwhile.
+    }
+  }
+  return ns / 1e6;
+}
 
 function memoryKb(pid: number, field: "VmRSS" | "VmHWM"): number {
   const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
@@ -88,7 +121,7 @@ test(`hostile requests to a real server on ${ENGINE}: bounded answers, /healthz 
   let serverErr = "";
   const server = started(
     t,
-    spawn(process.execPath, ["bin/einvoice.js", "serve"], {
+    spawn(process.execPath, [...EINVOICE, "serve"], {
       cwd: REPO_ROOT,
       env: cleanEnv({ ...env, PORT: String(port), HOST: "127.0.0.1" }),
       stdio: ["ignore", "ignore", "pipe"],
@@ -126,7 +159,9 @@ test(`hostile requests to a real server on ${ENGINE}: bounded answers, /healthz 
   const samples: Sample[] = [];
   const probe = started(
     t,
-    spawn(process.execPath, ["-e", PROBE], { env: { ...process.env, PROBE_URL: `${base}/healthz` } }),
+    spawn(process.execPath, ["-e", PROBE], {
+      env: { ...process.env, PROBE_URL: `${base}/healthz`, PROBE_PID: String(pid) },
+    }),
   );
   let pending = "";
   probe.stdout?.on("data", (chunk: Buffer) => {
@@ -141,6 +176,7 @@ test(`hostile requests to a real server on ${ENGINE}: bounded answers, /healthz 
   const windows: { name: string; from: number; to: number }[] = [];
   for (const attack of attacks(who, certificate)) {
     const body = attack.body();
+    const queuedBefore = runDelayMs(pid);
     const from = Date.now();
     let status = 0;
     let answer: Json = {};
@@ -154,13 +190,16 @@ test(`hostile requests to a real server on ${ENGINE}: bounded answers, /healthz 
       continue;
     }
     const to = Date.now();
+    const queued = Math.round(runDelayMs(pid) - queuedBefore);
     windows.push({ name: attack.name, from, to });
     if (!attack.statuses.includes(status)) {
       failures.push(
         `${attack.name}: ${status} (expected ${attack.statuses.join(" or ")}) ${JSON.stringify(answer).slice(0, 300)}`,
       );
     }
-    if (to - from > ANSWER_MS) failures.push(`${attack.name}: answered in ${to - from} ms`);
+    if (to - from - queued > ANSWER_MS) {
+      failures.push(`${attack.name}: answered in ${to - from} ms (${queued} ms of it waiting for a CPU)`);
+    }
     if (status >= 400) {
       // The spec's envelope, whatever the attack.
       if (
@@ -183,9 +222,11 @@ test(`hostile requests to a real server on ${ENGINE}: bounded answers, /healthz 
   const peakKb = memoryKb(pid, "VmHWM");
   for (const sample of samples) {
     if (sample.status !== 200) failures.push(`/healthz answered ${sample.status} at ${sample.start}`);
-    if (sample.ms > HEALTHZ_MS) {
+    if (sample.ms - sample.queued > HEALTHZ_MS) {
       const during = windows.find((w) => sample.start + sample.ms >= w.from && sample.start <= w.to);
-      failures.push(`/healthz waited ${sample.ms} ms${during ? ` during '${during.name}'` : ""}`);
+      failures.push(
+        `/healthz waited ${sample.ms} ms (${sample.queued} ms of it for a CPU)${during ? ` during '${during.name}'` : ""}`,
+      );
     }
   }
   const grownMb = (peakKb - baselineKb) / 1024;
@@ -197,7 +238,7 @@ test(`hostile requests to a real server on ${ENGINE}: bounded answers, /healthz 
   assert.equal(server.exitCode, null, serverErr);
   assert.ok(samples.length > windows.length, "the probe ran throughout");
   t.diagnostic(
-    `${windows.length} attacks; /healthz max ${Math.max(...samples.map((s) => s.ms))} ms over ${samples.length} probes; memory +${grownMb.toFixed(0)} MB`,
+    `${windows.length} attacks; /healthz max ${Math.max(...samples.map((s) => s.ms))} ms, ${Math.max(...samples.map((s) => s.ms - s.queued))} ms without waits for a CPU, over ${samples.length} probes; memory +${grownMb.toFixed(0)} MB`,
   );
   assert.deepEqual(failures, []);
 });

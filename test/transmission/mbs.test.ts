@@ -276,18 +276,30 @@ test("a buyer not enabled and refused credentials are held in lookup without usi
   assert.ok((job?.attempts ?? 9) <= 1, `attempts counted: ${job?.attempts}`);
 });
 
-test("1,000 invoices of 4 businesses through transient=0.3,slow=0.1: each registered once at MBS, every attempt in its history", {
+/*
+ * 250 invoices by default, EINVOICE_MBS_INVOICES=1000 for the long run. What can go wrong here is
+ * per invoice, not per batch: an answer lost to a slow or failed call (about one call in ten is slow,
+ * three in ten fail) must be resolved by confirm and never register an IRN twice. 250 invoices make
+ * about a thousand calls, so each kind of loss (a sign whose answer came too late, one that failed,
+ * a confirm or transmit that failed) happens dozens of times, under 32 deliveries at once.
+ */
+const MBS_INVOICES = Number(process.env.EINVOICE_MBS_INVOICES) || 250;
+
+test(`${MBS_INVOICES} invoices of 4 businesses through transient=0.3,slow=0.1: each registered once at MBS, every attempt in its history`, {
   timeout: 360_000,
 }, async (t) => {
-  const sim = await simulator(t, { seed: 42, faults: "transient=0.3,slow=0.1,slow_ms=700", taxpayers: 4 });
+  // A slow answer comes after the call's time limit, so its answer is lost and confirm must settle
+  // it. The limit stays well above what an answer takes on a busy machine (where 400 ms also cut off
+  // ordinary answers, and every such loss cost an attempt more of work).
+  const sim = await simulator(t, { seed: 42, faults: "transient=0.3,slow=0.1,slow_ms=1500", taxpayers: 4 });
   const service = await serviceFor(t, sim, {
     EINVOICE_TRANSMIT_WAIT_MS: "0",
-    EINVOICE_MBS_CALL_TIMEOUT_MS: "400",
-    EINVOICE_DELIVERY_TIMEOUT_MS: "2000",
-    EINVOICE_LEASE_MS: "5000",
+    EINVOICE_MBS_CALL_TIMEOUT_MS: "1000",
+    EINVOICE_DELIVERY_TIMEOUT_MS: "4000",
+    EINVOICE_LEASE_MS: "8000",
   });
   assert.equal(service.tenants.length, 4);
-  const total = 1000;
+  const total = MBS_INVOICES;
   const invoices = Array.from({ length: total }, (_, i) => {
     const who = service.tenants[i % 4];
     assert.ok(who);
@@ -323,10 +335,11 @@ test("1,000 invoices of 4 businesses through transient=0.3,slow=0.1: each regist
     "each registered exactly once",
   );
   for (const { doc } of invoices) assert.equal(registrations.get(String(doc.irn)), 1);
-  // No sign was sent again for an IRN already registered: every repeat asked confirm first.
-  assert.deepEqual([...sim.refusedSigns()], []);
   const counts = sim.faultCounts();
-  assert.ok((counts.transient ?? 0) > 300 && (counts.slow ?? 0) > 100, JSON.stringify(counts));
+  assert.ok(
+    (counts.transient ?? 0) > 0.3 * total && (counts.slow ?? 0) > 0.1 * total,
+    JSON.stringify(counts),
+  );
 
   // Every claim of a delivery is an attempt in the invoice's history, the last one delivered.
   const jobs = await service.ctx.db
@@ -341,13 +354,26 @@ test("1,000 invoices of 4 businesses through transient=0.3,slow=0.1: each regist
     .where("type", "=", "transmission_attempt")
     .orderBy("id")
     .execute();
-  const attemptsOf = new Map<string, Array<{ attempt: number; outcome: string }>>();
+  const attemptsOf = new Map<string, Array<{ attempt: number; outcome: string; error?: string }>>();
   for (const e of events) {
     const detail = (typeof e.detail === "string" ? JSON.parse(e.detail) : e.detail) as {
       attempt: number;
       outcome: string;
+      error?: string;
     };
     attemptsOf.set(e.irn, [...(attemptsOf.get(e.irn) ?? []), detail]);
+  }
+  // No sign was sent again for an IRN already registered, except after a sign of it that got no
+  // answer in time: every other repeat asked confirm first. (confirm cannot see a sign still on its
+  // way, and the simulator shares this process's event loop: on a busy machine it may read the first
+  // sign only after the next attempt's confirm.)
+  const unanswered = /MBS sign gave no answer within|^no answer within/;
+  for (const irn of sim.refusedSigns().keys()) {
+    const tried = attemptsOf.get(irn) ?? [];
+    assert.ok(
+      tried.some((a) => unanswered.test(a.error ?? "")),
+      `${irn} was signed again though no sign of it went unanswered: ${JSON.stringify(tried)}`,
+    );
   }
   let retried = 0;
   for (const job of jobs) {

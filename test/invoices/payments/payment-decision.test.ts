@@ -343,6 +343,8 @@ test("the same status again changes nothing; a retried PARTIAL is recognised wha
       replay: true,
     });
   }
+  // Only a PARTIAL is ever a retry: a PAID is decided on the invoice as it stands.
+  assert.equal(moved(decide(invoice(), { payment_status: "PAID" }, { replay: true, count: 1 })).to, "PAID");
   // Not a retry: another PARTIAL on a PARTIAL invoice is a payment.
   assert.equal(
     moved(decide(invoice({ payment_status: "PARTIAL", paid_minor: 100 }), retry)).paid_minor,
