@@ -446,6 +446,91 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/einvoice/inbox": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The invoices suppliers sent to this business, newest first */
+        get: operations["inbox.list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/einvoice/inbox/{irn}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A received invoice: the document as received, what the checks found, its history */
+        get: operations["inbox.fetch"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/einvoice/inbox/{irn}/acknowledge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Acknowledge a received invoice: recorded, and told to the authority when it came from there (through the outbox) */
+        post: operations["inbox.acknowledge"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/einvoice/inbox/{irn}/reject": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Reject a received invoice, with the reason: recorded here (the authority documents no rejection) */
+        post: operations["inbox.reject"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/einvoice/inbox/{irn}.pdf": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A received invoice as an A4 PDF: the supplier's document as received, where it came from and its status */
+        get: operations["inbox.pdf"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/.well-known/jwks.json": {
         parameters: {
             query?: never;
@@ -7093,6 +7178,1516 @@ export interface operations {
                         /** @description how many warnings, when more than 200 */
                         warnings_total?: number;
                     };
+                };
+            };
+            /** @description the request or the document is not valid; `error.details` and `error.violations` say why */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status?: false;
+                        /** @description repeats the HTTP status */
+                        code: number;
+                        message: string;
+                        data: null;
+                        error: {
+                            /** @description unique id of this error occurrence */
+                            id?: string;
+                            /** @description the operation that failed */
+                            handler?: string;
+                            /** @description what exactly is wrong, naming the field */
+                            details: string;
+                            public_message?: string;
+                            /** @description the first 200 violations */
+                            violations?: {
+                                /** @description JSON path of the field, e.g. invoice_line[1].price */
+                                path: string;
+                                rule: string;
+                                message: string;
+                                expected?: unknown;
+                                actual?: unknown;
+                                related?: string[];
+                            }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
+                        } | unknown[];
+                        /** Format: date-time */
+                        timestamp?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description API-KEY and API-SECRET are missing or not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status?: false;
+                        /** @description repeats the HTTP status */
+                        code: number;
+                        message: string;
+                        data: null;
+                        error: {
+                            /** @description unique id of this error occurrence */
+                            id?: string;
+                            /** @description the operation that failed */
+                            handler?: string;
+                            /** @description what exactly is wrong, naming the field */
+                            details: string;
+                            public_message?: string;
+                            /** @description the first 200 violations */
+                            violations?: {
+                                /** @description JSON path of the field, e.g. invoice_line[1].price */
+                                path: string;
+                                rule: string;
+                                message: string;
+                                expected?: unknown;
+                                actual?: unknown;
+                                related?: string[];
+                            }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
+                        } | unknown[];
+                        /** Format: date-time */
+                        timestamp?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description no such invoice for this business, or no such route */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status?: false;
+                        /** @description repeats the HTTP status */
+                        code: number;
+                        message: string;
+                        data: null;
+                        error: {
+                            /** @description unique id of this error occurrence */
+                            id?: string;
+                            /** @description the operation that failed */
+                            handler?: string;
+                            /** @description what exactly is wrong, naming the field */
+                            details: string;
+                            public_message?: string;
+                            /** @description the first 200 violations */
+                            violations?: {
+                                /** @description JSON path of the field, e.g. invoice_line[1].price */
+                                path: string;
+                                rule: string;
+                                message: string;
+                                expected?: unknown;
+                                actual?: unknown;
+                                related?: string[];
+                            }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
+                        } | unknown[];
+                        /** Format: date-time */
+                        timestamp?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (with these credentials, failed authentications from this address, or requests without credentials from this address; `error.details` says which); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status?: false;
+                        /** @description repeats the HTTP status */
+                        code: number;
+                        message: string;
+                        data: null;
+                        error: {
+                            /** @description unique id of this error occurrence */
+                            id?: string;
+                            /** @description the operation that failed */
+                            handler?: string;
+                            /** @description what exactly is wrong, naming the field */
+                            details: string;
+                            public_message?: string;
+                            /** @description the first 200 violations */
+                            violations?: {
+                                /** @description JSON path of the field, e.g. invoice_line[1].price */
+                                path: string;
+                                rule: string;
+                                message: string;
+                                expected?: unknown;
+                                actual?: unknown;
+                                related?: string[];
+                            }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
+                        } | unknown[];
+                        /** Format: date-time */
+                        timestamp?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description a transient fault (database or authority); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status?: false;
+                        /** @description repeats the HTTP status */
+                        code: number;
+                        message: string;
+                        data: null;
+                        error: {
+                            /** @description unique id of this error occurrence */
+                            id?: string;
+                            /** @description the operation that failed */
+                            handler?: string;
+                            /** @description what exactly is wrong, naming the field */
+                            details: string;
+                            public_message?: string;
+                            /** @description the first 200 violations */
+                            violations?: {
+                                /** @description JSON path of the field, e.g. invoice_line[1].price */
+                                path: string;
+                                rule: string;
+                                message: string;
+                                expected?: unknown;
+                                actual?: unknown;
+                                related?: string[];
+                            }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
+                        } | unknown[];
+                        /** Format: date-time */
+                        timestamp?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    "inbox.list": {
+        parameters: {
+            query?: {
+                supplier_tin?: string;
+                /** @description received on or after this day (UTC) */
+                from?: string;
+                /** @description received on or before this day (UTC) */
+                to?: string;
+                /** @description RECEIVED until the buyer acknowledges or rejects it */
+                status?: "RECEIVED" | "ACKNOWLEDGED" | "REJECTED";
+                /** @description offset */
+                start?: number;
+                /** @description page size */
+                length?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description a page of the inbox */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: true;
+                        /** @enum {number} */
+                        code: 200;
+                        /** @example Inbox fetched successfully */
+                        message: string;
+                        data: {
+                            total: number;
+                            start: number;
+                            length: number;
+                            items: {
+                                irn: string;
+                                /** @description mbs (pulled from the authority) or builtin (from a business of this service) */
+                                source: string;
+                                supplier: {
+                                    tin: string | null;
+                                    name: string | null;
+                                };
+                                customer_tin: string;
+                                issue_date: string | null;
+                                invoice_type_code: string | null;
+                                currency: string | null;
+                                payable_amount: string | null;
+                                /** @description RECEIVED until the buyer acknowledges or rejects it */
+                                status: "RECEIVED" | "ACKNOWLEDGED" | "REJECTED";
+                                /** @description telling the authority of the acknowledgement: not asked (none), on its way (queued), done (sent), failed for good (failed), or not needed (the supplier is a business of this service) */
+                                acknowledgement: "none" | "queued" | "sent" | "failed" | "not_needed";
+                                reason: string | null;
+                                /** @description how many findings the checks made */
+                                warnings: number;
+                                received_at: string;
+                                decided_at: string | null;
+                            }[];
+                        };
+                        /** @description findings that did not block the request (the first 200) */
+                        warnings?: unknown[];
+                        /**
+                         * @description present when more than 200 warnings were found
+                         * @enum {boolean}
+                         */
+                        warnings_truncated?: true;
+                        /** @description how many warnings, when more than 200 */
+                        warnings_total?: number;
+                    };
+                };
+            };
+            /** @description the request or the document is not valid; `error.details` and `error.violations` say why */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status?: false;
+                        /** @description repeats the HTTP status */
+                        code: number;
+                        message: string;
+                        data: null;
+                        error: {
+                            /** @description unique id of this error occurrence */
+                            id?: string;
+                            /** @description the operation that failed */
+                            handler?: string;
+                            /** @description what exactly is wrong, naming the field */
+                            details: string;
+                            public_message?: string;
+                            /** @description the first 200 violations */
+                            violations?: {
+                                /** @description JSON path of the field, e.g. invoice_line[1].price */
+                                path: string;
+                                rule: string;
+                                message: string;
+                                expected?: unknown;
+                                actual?: unknown;
+                                related?: string[];
+                            }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
+                        } | unknown[];
+                        /** Format: date-time */
+                        timestamp?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description API-KEY and API-SECRET are missing or not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status?: false;
+                        /** @description repeats the HTTP status */
+                        code: number;
+                        message: string;
+                        data: null;
+                        error: {
+                            /** @description unique id of this error occurrence */
+                            id?: string;
+                            /** @description the operation that failed */
+                            handler?: string;
+                            /** @description what exactly is wrong, naming the field */
+                            details: string;
+                            public_message?: string;
+                            /** @description the first 200 violations */
+                            violations?: {
+                                /** @description JSON path of the field, e.g. invoice_line[1].price */
+                                path: string;
+                                rule: string;
+                                message: string;
+                                expected?: unknown;
+                                actual?: unknown;
+                                related?: string[];
+                            }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
+                        } | unknown[];
+                        /** Format: date-time */
+                        timestamp?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (with these credentials, failed authentications from this address, or requests without credentials from this address; `error.details` says which); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status?: false;
+                        /** @description repeats the HTTP status */
+                        code: number;
+                        message: string;
+                        data: null;
+                        error: {
+                            /** @description unique id of this error occurrence */
+                            id?: string;
+                            /** @description the operation that failed */
+                            handler?: string;
+                            /** @description what exactly is wrong, naming the field */
+                            details: string;
+                            public_message?: string;
+                            /** @description the first 200 violations */
+                            violations?: {
+                                /** @description JSON path of the field, e.g. invoice_line[1].price */
+                                path: string;
+                                rule: string;
+                                message: string;
+                                expected?: unknown;
+                                actual?: unknown;
+                                related?: string[];
+                            }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
+                        } | unknown[];
+                        /** Format: date-time */
+                        timestamp?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description a transient fault (database or authority); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status?: false;
+                        /** @description repeats the HTTP status */
+                        code: number;
+                        message: string;
+                        data: null;
+                        error: {
+                            /** @description unique id of this error occurrence */
+                            id?: string;
+                            /** @description the operation that failed */
+                            handler?: string;
+                            /** @description what exactly is wrong, naming the field */
+                            details: string;
+                            public_message?: string;
+                            /** @description the first 200 violations */
+                            violations?: {
+                                /** @description JSON path of the field, e.g. invoice_line[1].price */
+                                path: string;
+                                rule: string;
+                                message: string;
+                                expected?: unknown;
+                                actual?: unknown;
+                                related?: string[];
+                            }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
+                        } | unknown[];
+                        /** Format: date-time */
+                        timestamp?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    "inbox.fetch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                irn: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the received invoice */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: true;
+                        /** @enum {number} */
+                        code: 200;
+                        /** @example Invoice fetched successfully */
+                        message: string;
+                        data: {
+                            irn: string;
+                            /** @description mbs (pulled from the authority) or builtin (from a business of this service) */
+                            source: string;
+                            supplier: {
+                                tin: string | null;
+                                name: string | null;
+                            };
+                            customer_tin: string;
+                            issue_date: string | null;
+                            invoice_type_code: string | null;
+                            currency: string | null;
+                            payable_amount: string | null;
+                            /** @description RECEIVED until the buyer acknowledges or rejects it */
+                            status: "RECEIVED" | "ACKNOWLEDGED" | "REJECTED";
+                            /** @description telling the authority of the acknowledgement: not asked (none), on its way (queued), done (sent), failed for good (failed), or not needed (the supplier is a business of this service) */
+                            acknowledgement: "none" | "queued" | "sent" | "failed" | "not_needed";
+                            reason: string | null;
+                            /** @description how many findings the checks made */
+                            warnings: number;
+                            received_at: string;
+                            decided_at: string | null;
+                            /** @description what the checks found: the supplier's mistakes, reported as warnings, never dropped */
+                            checks: ({
+                                path: string;
+                                /** @description the rule that found it, e.g. arithmetic, irn_template */
+                                rule: string;
+                                message: string;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                            /** @description the invoice as received */
+                            document: {
+                                [key: string]: unknown;
+                            };
+                            history: {
+                                at: string;
+                                type: string;
+                                actor: string;
+                                detail: {
+                                    [key: string]: unknown;
+                                };
+                            }[];
+                        };
+                        /** @description findings that did not block the request (the first 200) */
+                        warnings?: unknown[];
+                        /**
+                         * @description present when more than 200 warnings were found
+                         * @enum {boolean}
+                         */
+                        warnings_truncated?: true;
+                        /** @description how many warnings, when more than 200 */
+                        warnings_total?: number;
+                    };
+                };
+            };
+            /** @description the request or the document is not valid; `error.details` and `error.violations` say why */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status?: false;
+                        /** @description repeats the HTTP status */
+                        code: number;
+                        message: string;
+                        data: null;
+                        error: {
+                            /** @description unique id of this error occurrence */
+                            id?: string;
+                            /** @description the operation that failed */
+                            handler?: string;
+                            /** @description what exactly is wrong, naming the field */
+                            details: string;
+                            public_message?: string;
+                            /** @description the first 200 violations */
+                            violations?: {
+                                /** @description JSON path of the field, e.g. invoice_line[1].price */
+                                path: string;
+                                rule: string;
+                                message: string;
+                                expected?: unknown;
+                                actual?: unknown;
+                                related?: string[];
+                            }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
+                        } | unknown[];
+                        /** Format: date-time */
+                        timestamp?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description API-KEY and API-SECRET are missing or not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status?: false;
+                        /** @description repeats the HTTP status */
+                        code: number;
+                        message: string;
+                        data: null;
+                        error: {
+                            /** @description unique id of this error occurrence */
+                            id?: string;
+                            /** @description the operation that failed */
+                            handler?: string;
+                            /** @description what exactly is wrong, naming the field */
+                            details: string;
+                            public_message?: string;
+                            /** @description the first 200 violations */
+                            violations?: {
+                                /** @description JSON path of the field, e.g. invoice_line[1].price */
+                                path: string;
+                                rule: string;
+                                message: string;
+                                expected?: unknown;
+                                actual?: unknown;
+                                related?: string[];
+                            }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
+                        } | unknown[];
+                        /** Format: date-time */
+                        timestamp?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description no such invoice for this business, or no such route */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status?: false;
+                        /** @description repeats the HTTP status */
+                        code: number;
+                        message: string;
+                        data: null;
+                        error: {
+                            /** @description unique id of this error occurrence */
+                            id?: string;
+                            /** @description the operation that failed */
+                            handler?: string;
+                            /** @description what exactly is wrong, naming the field */
+                            details: string;
+                            public_message?: string;
+                            /** @description the first 200 violations */
+                            violations?: {
+                                /** @description JSON path of the field, e.g. invoice_line[1].price */
+                                path: string;
+                                rule: string;
+                                message: string;
+                                expected?: unknown;
+                                actual?: unknown;
+                                related?: string[];
+                            }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
+                        } | unknown[];
+                        /** Format: date-time */
+                        timestamp?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (with these credentials, failed authentications from this address, or requests without credentials from this address; `error.details` says which); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status?: false;
+                        /** @description repeats the HTTP status */
+                        code: number;
+                        message: string;
+                        data: null;
+                        error: {
+                            /** @description unique id of this error occurrence */
+                            id?: string;
+                            /** @description the operation that failed */
+                            handler?: string;
+                            /** @description what exactly is wrong, naming the field */
+                            details: string;
+                            public_message?: string;
+                            /** @description the first 200 violations */
+                            violations?: {
+                                /** @description JSON path of the field, e.g. invoice_line[1].price */
+                                path: string;
+                                rule: string;
+                                message: string;
+                                expected?: unknown;
+                                actual?: unknown;
+                                related?: string[];
+                            }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
+                        } | unknown[];
+                        /** Format: date-time */
+                        timestamp?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description a transient fault (database or authority); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status?: false;
+                        /** @description repeats the HTTP status */
+                        code: number;
+                        message: string;
+                        data: null;
+                        error: {
+                            /** @description unique id of this error occurrence */
+                            id?: string;
+                            /** @description the operation that failed */
+                            handler?: string;
+                            /** @description what exactly is wrong, naming the field */
+                            details: string;
+                            public_message?: string;
+                            /** @description the first 200 violations */
+                            violations?: {
+                                /** @description JSON path of the field, e.g. invoice_line[1].price */
+                                path: string;
+                                rule: string;
+                                message: string;
+                                expected?: unknown;
+                                actual?: unknown;
+                                related?: string[];
+                            }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
+                        } | unknown[];
+                        /** Format: date-time */
+                        timestamp?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    "inbox.acknowledge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                irn: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description acknowledged (a repeat answers the same) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: true;
+                        /** @enum {number} */
+                        code: 200;
+                        /** @example Invoice acknowledged successfully */
+                        message: string;
+                        data: {
+                            irn: string;
+                            /** @description mbs (pulled from the authority) or builtin (from a business of this service) */
+                            source: string;
+                            supplier: {
+                                tin: string | null;
+                                name: string | null;
+                            };
+                            customer_tin: string;
+                            issue_date: string | null;
+                            invoice_type_code: string | null;
+                            currency: string | null;
+                            payable_amount: string | null;
+                            /** @description RECEIVED until the buyer acknowledges or rejects it */
+                            status: "RECEIVED" | "ACKNOWLEDGED" | "REJECTED";
+                            /** @description telling the authority of the acknowledgement: not asked (none), on its way (queued), done (sent), failed for good (failed), or not needed (the supplier is a business of this service) */
+                            acknowledgement: "none" | "queued" | "sent" | "failed" | "not_needed";
+                            reason: string | null;
+                            /** @description how many findings the checks made */
+                            warnings: number;
+                            received_at: string;
+                            decided_at: string | null;
+                        };
+                        /** @description findings that did not block the request (the first 200) */
+                        warnings?: unknown[];
+                        /**
+                         * @description present when more than 200 warnings were found
+                         * @enum {boolean}
+                         */
+                        warnings_truncated?: true;
+                        /** @description how many warnings, when more than 200 */
+                        warnings_total?: number;
+                    };
+                };
+            };
+            /** @description the request or the document is not valid; `error.details` and `error.violations` say why */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status?: false;
+                        /** @description repeats the HTTP status */
+                        code: number;
+                        message: string;
+                        data: null;
+                        error: {
+                            /** @description unique id of this error occurrence */
+                            id?: string;
+                            /** @description the operation that failed */
+                            handler?: string;
+                            /** @description what exactly is wrong, naming the field */
+                            details: string;
+                            public_message?: string;
+                            /** @description the first 200 violations */
+                            violations?: {
+                                /** @description JSON path of the field, e.g. invoice_line[1].price */
+                                path: string;
+                                rule: string;
+                                message: string;
+                                expected?: unknown;
+                                actual?: unknown;
+                                related?: string[];
+                            }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
+                        } | unknown[];
+                        /** Format: date-time */
+                        timestamp?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description API-KEY and API-SECRET are missing or not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status?: false;
+                        /** @description repeats the HTTP status */
+                        code: number;
+                        message: string;
+                        data: null;
+                        error: {
+                            /** @description unique id of this error occurrence */
+                            id?: string;
+                            /** @description the operation that failed */
+                            handler?: string;
+                            /** @description what exactly is wrong, naming the field */
+                            details: string;
+                            public_message?: string;
+                            /** @description the first 200 violations */
+                            violations?: {
+                                /** @description JSON path of the field, e.g. invoice_line[1].price */
+                                path: string;
+                                rule: string;
+                                message: string;
+                                expected?: unknown;
+                                actual?: unknown;
+                                related?: string[];
+                            }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
+                        } | unknown[];
+                        /** Format: date-time */
+                        timestamp?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description no such invoice for this business, or no such route */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status?: false;
+                        /** @description repeats the HTTP status */
+                        code: number;
+                        message: string;
+                        data: null;
+                        error: {
+                            /** @description unique id of this error occurrence */
+                            id?: string;
+                            /** @description the operation that failed */
+                            handler?: string;
+                            /** @description what exactly is wrong, naming the field */
+                            details: string;
+                            public_message?: string;
+                            /** @description the first 200 violations */
+                            violations?: {
+                                /** @description JSON path of the field, e.g. invoice_line[1].price */
+                                path: string;
+                                rule: string;
+                                message: string;
+                                expected?: unknown;
+                                actual?: unknown;
+                                related?: string[];
+                            }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
+                        } | unknown[];
+                        /** Format: date-time */
+                        timestamp?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description a request with the same Idempotency-Key is still being processed; retry after `Retry-After` seconds */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status?: false;
+                        /** @description repeats the HTTP status */
+                        code: number;
+                        message: string;
+                        data: null;
+                        error: {
+                            /** @description unique id of this error occurrence */
+                            id?: string;
+                            /** @description the operation that failed */
+                            handler?: string;
+                            /** @description what exactly is wrong, naming the field */
+                            details: string;
+                            public_message?: string;
+                            /** @description the first 200 violations */
+                            violations?: {
+                                /** @description JSON path of the field, e.g. invoice_line[1].price */
+                                path: string;
+                                rule: string;
+                                message: string;
+                                expected?: unknown;
+                                actual?: unknown;
+                                related?: string[];
+                            }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
+                        } | unknown[];
+                        /** Format: date-time */
+                        timestamp?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (with these credentials, failed authentications from this address, or requests without credentials from this address; `error.details` says which); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status?: false;
+                        /** @description repeats the HTTP status */
+                        code: number;
+                        message: string;
+                        data: null;
+                        error: {
+                            /** @description unique id of this error occurrence */
+                            id?: string;
+                            /** @description the operation that failed */
+                            handler?: string;
+                            /** @description what exactly is wrong, naming the field */
+                            details: string;
+                            public_message?: string;
+                            /** @description the first 200 violations */
+                            violations?: {
+                                /** @description JSON path of the field, e.g. invoice_line[1].price */
+                                path: string;
+                                rule: string;
+                                message: string;
+                                expected?: unknown;
+                                actual?: unknown;
+                                related?: string[];
+                            }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
+                        } | unknown[];
+                        /** Format: date-time */
+                        timestamp?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description a transient fault (database or authority); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status?: false;
+                        /** @description repeats the HTTP status */
+                        code: number;
+                        message: string;
+                        data: null;
+                        error: {
+                            /** @description unique id of this error occurrence */
+                            id?: string;
+                            /** @description the operation that failed */
+                            handler?: string;
+                            /** @description what exactly is wrong, naming the field */
+                            details: string;
+                            public_message?: string;
+                            /** @description the first 200 violations */
+                            violations?: {
+                                /** @description JSON path of the field, e.g. invoice_line[1].price */
+                                path: string;
+                                rule: string;
+                                message: string;
+                                expected?: unknown;
+                                actual?: unknown;
+                                related?: string[];
+                            }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
+                        } | unknown[];
+                        /** Format: date-time */
+                        timestamp?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    "inbox.reject": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                irn: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "reason": "goods not delivered"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description why the buyer rejects the invoice */
+                    reason: string;
+                };
+            };
+        };
+        responses: {
+            /** @description rejected (a repeat answers the same) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: true;
+                        /** @enum {number} */
+                        code: 200;
+                        /** @example Invoice rejected successfully */
+                        message: string;
+                        data: {
+                            irn: string;
+                            /** @description mbs (pulled from the authority) or builtin (from a business of this service) */
+                            source: string;
+                            supplier: {
+                                tin: string | null;
+                                name: string | null;
+                            };
+                            customer_tin: string;
+                            issue_date: string | null;
+                            invoice_type_code: string | null;
+                            currency: string | null;
+                            payable_amount: string | null;
+                            /** @description RECEIVED until the buyer acknowledges or rejects it */
+                            status: "RECEIVED" | "ACKNOWLEDGED" | "REJECTED";
+                            /** @description telling the authority of the acknowledgement: not asked (none), on its way (queued), done (sent), failed for good (failed), or not needed (the supplier is a business of this service) */
+                            acknowledgement: "none" | "queued" | "sent" | "failed" | "not_needed";
+                            reason: string | null;
+                            /** @description how many findings the checks made */
+                            warnings: number;
+                            received_at: string;
+                            decided_at: string | null;
+                        };
+                        /** @description findings that did not block the request (the first 200) */
+                        warnings?: unknown[];
+                        /**
+                         * @description present when more than 200 warnings were found
+                         * @enum {boolean}
+                         */
+                        warnings_truncated?: true;
+                        /** @description how many warnings, when more than 200 */
+                        warnings_total?: number;
+                    };
+                };
+            };
+            /** @description the request or the document is not valid; `error.details` and `error.violations` say why */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status?: false;
+                        /** @description repeats the HTTP status */
+                        code: number;
+                        message: string;
+                        data: null;
+                        error: {
+                            /** @description unique id of this error occurrence */
+                            id?: string;
+                            /** @description the operation that failed */
+                            handler?: string;
+                            /** @description what exactly is wrong, naming the field */
+                            details: string;
+                            public_message?: string;
+                            /** @description the first 200 violations */
+                            violations?: {
+                                /** @description JSON path of the field, e.g. invoice_line[1].price */
+                                path: string;
+                                rule: string;
+                                message: string;
+                                expected?: unknown;
+                                actual?: unknown;
+                                related?: string[];
+                            }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
+                        } | unknown[];
+                        /** Format: date-time */
+                        timestamp?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description API-KEY and API-SECRET are missing or not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status?: false;
+                        /** @description repeats the HTTP status */
+                        code: number;
+                        message: string;
+                        data: null;
+                        error: {
+                            /** @description unique id of this error occurrence */
+                            id?: string;
+                            /** @description the operation that failed */
+                            handler?: string;
+                            /** @description what exactly is wrong, naming the field */
+                            details: string;
+                            public_message?: string;
+                            /** @description the first 200 violations */
+                            violations?: {
+                                /** @description JSON path of the field, e.g. invoice_line[1].price */
+                                path: string;
+                                rule: string;
+                                message: string;
+                                expected?: unknown;
+                                actual?: unknown;
+                                related?: string[];
+                            }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
+                        } | unknown[];
+                        /** Format: date-time */
+                        timestamp?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description no such invoice for this business, or no such route */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status?: false;
+                        /** @description repeats the HTTP status */
+                        code: number;
+                        message: string;
+                        data: null;
+                        error: {
+                            /** @description unique id of this error occurrence */
+                            id?: string;
+                            /** @description the operation that failed */
+                            handler?: string;
+                            /** @description what exactly is wrong, naming the field */
+                            details: string;
+                            public_message?: string;
+                            /** @description the first 200 violations */
+                            violations?: {
+                                /** @description JSON path of the field, e.g. invoice_line[1].price */
+                                path: string;
+                                rule: string;
+                                message: string;
+                                expected?: unknown;
+                                actual?: unknown;
+                                related?: string[];
+                            }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
+                        } | unknown[];
+                        /** Format: date-time */
+                        timestamp?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description a request with the same Idempotency-Key is still being processed; retry after `Retry-After` seconds */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status?: false;
+                        /** @description repeats the HTTP status */
+                        code: number;
+                        message: string;
+                        data: null;
+                        error: {
+                            /** @description unique id of this error occurrence */
+                            id?: string;
+                            /** @description the operation that failed */
+                            handler?: string;
+                            /** @description what exactly is wrong, naming the field */
+                            details: string;
+                            public_message?: string;
+                            /** @description the first 200 violations */
+                            violations?: {
+                                /** @description JSON path of the field, e.g. invoice_line[1].price */
+                                path: string;
+                                rule: string;
+                                message: string;
+                                expected?: unknown;
+                                actual?: unknown;
+                                related?: string[];
+                            }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
+                        } | unknown[];
+                        /** Format: date-time */
+                        timestamp?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (with these credentials, failed authentications from this address, or requests without credentials from this address; `error.details` says which); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status?: false;
+                        /** @description repeats the HTTP status */
+                        code: number;
+                        message: string;
+                        data: null;
+                        error: {
+                            /** @description unique id of this error occurrence */
+                            id?: string;
+                            /** @description the operation that failed */
+                            handler?: string;
+                            /** @description what exactly is wrong, naming the field */
+                            details: string;
+                            public_message?: string;
+                            /** @description the first 200 violations */
+                            violations?: {
+                                /** @description JSON path of the field, e.g. invoice_line[1].price */
+                                path: string;
+                                rule: string;
+                                message: string;
+                                expected?: unknown;
+                                actual?: unknown;
+                                related?: string[];
+                            }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
+                        } | unknown[];
+                        /** Format: date-time */
+                        timestamp?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description a transient fault (database or authority); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status?: false;
+                        /** @description repeats the HTTP status */
+                        code: number;
+                        message: string;
+                        data: null;
+                        error: {
+                            /** @description unique id of this error occurrence */
+                            id?: string;
+                            /** @description the operation that failed */
+                            handler?: string;
+                            /** @description what exactly is wrong, naming the field */
+                            details: string;
+                            public_message?: string;
+                            /** @description the first 200 violations */
+                            violations?: {
+                                /** @description JSON path of the field, e.g. invoice_line[1].price */
+                                path: string;
+                                rule: string;
+                                message: string;
+                                expected?: unknown;
+                                actual?: unknown;
+                                related?: string[];
+                            }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
+                        } | unknown[];
+                        /** Format: date-time */
+                        timestamp?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    "inbox.pdf": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                irn: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the received invoice, application/pdf */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/pdf": string;
                 };
             };
             /** @description the request or the document is not valid; `error.details` and `error.violations` say why */

@@ -48,6 +48,7 @@ const LAYERS = {
       "test/crypto/qr.test.ts",
       "test/crypto/sealer.test.ts",
       "test/http/xml.test.ts",
+      "test/inbox/received-checks.test.ts",
       "test/invoices/payments/payment-decision.test.ts",
       "test/invoices/transitions.test.ts",
       "test/invoices/validation/rules.test.ts",
@@ -69,8 +70,10 @@ const LAYERS = {
       "test/audit-log/",
       "test/crypto/signatures.test.ts",
       "test/dashboard/dashboard.test.ts",
+      "test/dashboard/inbox-pages.test.ts",
       "test/http/",
       "test/idempotency/idempotency.test.ts",
+      "test/inbox/",
       "test/invoices/bounds.test.ts",
       "test/invoices/lifecycle.test.ts",
       "test/invoices/payments/payments.test.ts",
@@ -101,6 +104,7 @@ const LAYERS = {
     both: [
       "test/cli/",
       "test/idempotency/store-bounds.test.ts",
+      "test/inbox/collect.test.ts",
       "test/outbox/outbox.test.ts",
       "test/outbox/outbox-safety.test.ts",
       "test/outbox/shutdown.test.ts",
@@ -115,6 +119,8 @@ const LAYERS = {
     sqlite: [
       "test/dashboard/browser.test.ts",
       "test/http/docs.test.ts",
+      // A received invoice's PDF: rendered alike from either engine's row.
+      "test/inbox/received-pdf.test.ts",
       // The PDF thread's fair queue: the invoices it renders are read alike on both engines.
       "test/invoices/records/pdf-fairness.test.ts",
       "test/invoices/records/pdf-route.test.ts",
@@ -137,11 +143,13 @@ const ALONE = new Set(["scenario"]);
 
 const POSTGRES = Boolean(process.env.EINVOICE_TEST_DATABASE_URL);
 const CORES = os.availableParallelism();
-// The files spend much of their time waiting (timers, sockets, child processes, PostgreSQL), but on a
-// small machine loading the service and the tests' own work keep the cores busy: past this, files only
-// slow each other down and the timing-sensitive ones see a busier machine.
+// The files wait a good part of their time (timers, sockets, child processes, PostgreSQL), but the
+// suite needs about 18 minutes of CPU, most of it loading the service and the tests' own work. On a
+// 2-core machine 3 processes at once kept both cores busy (10.5 min in all); 4 took longer (11.6 min),
+// the busier machine costing more CPU (retries after timeouts, contention) than the waits it filled.
 const CONCURRENCY = Number(process.env.EINVOICE_TEST_CONCURRENCY) || Math.max(2, Math.ceil(CORES * 1.5));
-const GROUP_SIZE = Number(process.env.EINVOICE_TEST_GROUP_SIZE) || 4;
+// Fewer processes load the service fewer times; more per group leave fewer groups to even out a layer.
+const GROUP_SIZE = Number(process.env.EINVOICE_TEST_GROUP_SIZE) || 6;
 // A process that never ends (a leaked handle keeps it alive) is killed and its files counted failed.
 const PROCESS_TIMEOUT_MS = Number(process.env.EINVOICE_TEST_PROCESS_TIMEOUT_MS) || 15 * 60_000;
 const TIMES_FILE = path.join("node_modules", ".cache", "einvoice-test-times.json");
@@ -184,13 +192,33 @@ try {
 } catch {
   // No run yet on this checkout: the files start in the order they are found.
 }
-const timeOf = (engine, file) => lastTimes[`${engine} ${file}`] ?? 0;
+/**
+ * Without a measured time (a fresh checkout, as in CI) these start first, in this order: the slowest
+ * files as measured on a 2-core machine, whose end otherwise decides the run's.
+ */
+const SLOWEST = [
+  "test/transmission/outbox.test.ts",
+  "test/transmission/mbs.test.ts",
+  "test/dashboard/dashboard.test.ts",
+  "test/invoices/payments/payments.test.ts",
+  "test/transmission/outbox-safety.test.ts",
+  "test/reference/reference.test.ts",
+  "test/security/fuzz.test.ts",
+  "test/idempotency/idempotency.test.ts",
+  "test/transmission/mbs-verdicts.test.ts",
+  "test/invoices/records/pdf-fairness.test.ts",
+  "test/verification/verification.test.ts",
+  "test/scale/scale-out.test.ts",
+  "test/qr/qr-timing.test.ts",
+];
+const timeOf = (engine, file) =>
+  lastTimes[`${engine} ${file}`] ?? (SLOWEST.includes(file) ? SLOWEST.length - SLOWEST.indexOf(file) : 0);
 
 const args = process.argv.slice(2).map((a) => path.relative(process.cwd(), path.resolve(a)));
 const files =
   args.length > 0 ? args.flatMap((a) => (fs.statSync(a).isDirectory() ? find(a) : [a])) : find("test");
 const unlisted = [];
-/** What runs: per layer and engine, the files, slowest first. */
+/** What runs: the files of each layer on each engine. */
 const runs = new Map();
 for (const file of files) {
   const place = placeOf(file);
@@ -224,13 +252,48 @@ function processesOf(layer) {
 }
 
 /**
- * Ports 21000–30999, below the kernel's ephemeral range (32768 and up here, as by default): each of
- * the processes running at once has its share, for test/cli/run.ts's `freePort`.
+ * Ports 21000–30999, below Linux's default ephemeral range (32768 and up): each of the processes
+ * running at once has its share, for test/cli/run.ts's `freePort`.
  */
 const portsOf = (slot) => {
   const width = Math.floor(10_000 / CONCURRENCY);
   return `${21_000 + slot * width}-${21_000 + (slot + 1) * width}`;
 };
+
+/**
+ * The test processes running now. Each leads a process group of its own, so that whatever it starts
+ * goes with it; a Ctrl-C reaches only the terminal's group, so the run passes it on to theirs.
+ */
+const running = new Set();
+for (const signal of ["SIGINT", "SIGTERM"]) {
+  process.on(signal, async () => {
+    for (const pid of running) {
+      try {
+        process.kill(-pid, "SIGKILL");
+      } catch {
+        // Gone already.
+      }
+    }
+    await dropLeftovers().catch(() => {});
+    process.exit(130);
+  });
+}
+
+/** The PostgreSQL databases of this run that a killed process left (each drops its own at its end). */
+async function dropLeftovers() {
+  if (!POSTGRES) return;
+  const { default: pg } = await import("pg");
+  const admin = new pg.Client({ connectionString: process.env.EINVOICE_TEST_DATABASE_URL });
+  await admin.connect();
+  try {
+    const left = await admin.query("select datname from pg_database where starts_with(datname, $1)", [
+      `einvoice_test_${RUN}_`,
+    ]);
+    for (const { datname } of left.rows) await admin.query(`drop database if exists ${datname} with (force)`);
+  } finally {
+    await admin.end();
+  }
+}
 
 /** One process, its output kept until it ends; a group's files are told apart by their suites. */
 function run(job, slot) {
@@ -259,6 +322,7 @@ function run(job, slot) {
       stdio: ["ignore", "pipe", "pipe"],
       detached: true,
     });
+    running.add(child.pid);
     const chunks = [];
     child.stdout.on("data", (c) => chunks.push(c));
     child.stderr.on("data", (c) => chunks.push(c));
@@ -269,6 +333,7 @@ function run(job, slot) {
     }, PROCESS_TIMEOUT_MS);
     child.on("close", (code, signal) => {
       clearTimeout(timer);
+      running.delete(child.pid);
       // Whatever the files started and left behind goes with them.
       try {
         process.kill(-child.pid, "SIGKILL");
@@ -351,17 +416,7 @@ const suiteStart = performance.now();
 const all = await pool(jobs, CONCURRENCY);
 const total = (performance.now() - suiteStart) / 1000;
 
-if (POSTGRES) {
-  // What a killed process could not drop (test/helpers.ts drops its own database at its end).
-  const { default: pg } = await import("pg");
-  const admin = new pg.Client({ connectionString: process.env.EINVOICE_TEST_DATABASE_URL });
-  await admin.connect();
-  const left = await admin.query("select datname from pg_database where datname like $1", [
-    `einvoice_test_${RUN}_%`,
-  ]);
-  for (const { datname } of left.rows) await admin.query(`drop database if exists ${datname} with (force)`);
-  await admin.end();
-}
+await dropLeftovers();
 
 const measured = all.flatMap((r) => r.perFile.map((f) => [`${r.engine} ${f.file}`, f.seconds]));
 fs.mkdirSync(path.dirname(TIMES_FILE), { recursive: true });

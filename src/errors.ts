@@ -41,6 +41,8 @@ export const DOMAIN_CODES = [
   "payment_transition_refused",
   "batch_refused",
   "report_refused",
+  /** A received invoice acknowledged or rejected already, the other way. */
+  "inbox_decision_refused",
   "qr_code_invalid",
   "qr_code_refused",
   /** An Idempotency-Key sent again with another body or to another route. */

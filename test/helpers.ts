@@ -33,8 +33,9 @@ export function tempDir(t: TestContext): string {
 }
 
 /**
- * The suite runs once per engine: SQLite always, PostgreSQL when the runner sets
- * EINVOICE_TEST_ENGINE=postgres (npm test does so when EINVOICE_TEST_DATABASE_URL is set).
+ * The engine a test process runs on: SQLite unless EINVOICE_TEST_ENGINE=postgres (npm test runs the
+ * engine-dependent files once on each when EINVOICE_TEST_DATABASE_URL is set). With
+ * EINVOICE_TEST_ENGINE=none, for the files listed as opening no database, `freshDatabase` refuses.
  */
 export const ENGINE: "sqlite" | "postgres" =
   process.env.EINVOICE_TEST_ENGINE === "postgres" ? "postgres" : "sqlite";
@@ -65,8 +66,21 @@ const databaseOfProcess = () => {
   })();
   return processDatabase;
 };
-// Registered at import, so on the file's root: it runs once every test of the file has ended.
+/** How long a test process may live on once its tests have ended. */
+const LINGER_MS = 20_000;
+
+// Registered at import, so on the root (test/group.ts imports this file before the test files it
+// runs): it runs once every test of the process has ended.
 after(async () => {
+  // Whatever a test left running (an interval, a socket, a child's pipe) would keep the process
+  // alive until the runner's own limit, many minutes on. Unref'd: a process with nothing left ends
+  // at once; one that lingers is ended here, failed, naming what held it.
+  setTimeout(() => {
+    process.stderr.write(
+      `this test process still held ${process.getActiveResourcesInfo().join(", ")} ${LINGER_MS / 1000} s after its tests ended: a test left them open\n`,
+    );
+    process.exit(1);
+  }, LINGER_MS).unref();
   if (!processDatabase) return;
   const name = (await processDatabase).pathname.slice(1);
   const admin = new pg.Client({ connectionString: PG_URL });

@@ -1,6 +1,7 @@
-// Imported by scripts/test.mjs before tsx's loader is registered (see there): kysely and typebox are
-// ES modules of hundreds of files each, and loaded here they skip the loader's hooks, which would
-// otherwise take a third of each test process's start. Worker threads load what they need themselves.
+// Imported before tsx's loader is registered, by scripts/test.mjs for each test process and by
+// test/cli/run.ts for each `einvoice` process: kysely and typebox (with typebox/value) are ES modules
+// of hundreds of files each, and loaded here they skip the loader's hooks, which would otherwise take
+// about half of each process's start. Worker threads load what they need themselves.
 import { isMainThread } from "node:worker_threads";
 
 if (isMainThread) {

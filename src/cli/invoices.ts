@@ -2,7 +2,9 @@ import fs from "node:fs";
 import path from "node:path";
 import type { Command } from "commander";
 import { clientCredentials, loadConfig, localServiceUrl } from "../config.ts";
+import { DomainError } from "../errors.ts";
 import { BATCH_MAX_DOCUMENTS } from "../invoices/registration/batch-limits.ts";
+import { inboxCommands, writeReceivedPdf } from "./inbox.ts";
 import { print, progress, withContext } from "./output.ts";
 import { SubmitError, submit } from "./submit.ts";
 
@@ -16,24 +18,42 @@ type SubmitOptions = {
 };
 
 /**
- * `invoices pdf`, from the database like the other operator commands, and `invoices submit`, a
- * client of a running service through its batch endpoints.
+ * `invoices pdf`, from the database like the other operator commands (with `--received`, of an
+ * invoice a business received), the inbox's commands (inbox.ts), and `invoices submit`, a client of
+ * a running service through its batch endpoints.
  */
 export function invoiceCommands(program: Command): void {
-  const invoices = program.command("invoices").description("invoices through the API, and their PDFs");
+  const invoices = program
+    .command("invoices")
+    .description("invoices through the API, their PDFs, and those businesses receive as buyers");
   invoices
     .command("pdf")
     .description("write an invoice's A4 PDF, as GET /api/v1/einvoice/{IRN}.pdf serves it, from the database")
     .argument("<irn>")
     .option("--out <file>", "where to write it (default: <IRN>.pdf)")
-    .action(async (irn: string, opts: { out?: string }) => {
+    .option("--received", "an invoice the business named by --business received as the buyer", false)
+    .option("--business <id>", "with --received: the buyer's business id")
+    .action(async (irn: string, opts: { out?: string; received: boolean; business?: string }) => {
+      const out = opts.out ?? `${irn.replace(/[^A-Za-z0-9._-]/g, "_")}.pdf`;
+      if (opts.received !== (opts.business !== undefined)) {
+        throw new DomainError("invalid_request", {
+          message: "Invalid request",
+          details: opts.received
+            ? "--received needs --business <id>: the buyer whose received invoice it is"
+            : "--business goes with --received: a signed invoice is found by its IRN alone",
+        });
+      }
+      if (opts.received && opts.business !== undefined) {
+        await writeReceivedPdf(irn, opts.business, out);
+        return;
+      }
       await withContext(async (ctx) => {
         const pdf = await ctx.pdfs.operatorPdf(irn);
-        const out = opts.out ?? `${irn.replace(/[^A-Za-z0-9._-]/g, "_")}.pdf`;
         fs.writeFileSync(out, pdf);
         return { irn, written: out, bytes: pdf.length };
       });
     });
+  inboxCommands(invoices);
   invoices
     .command("submit")
     .description(

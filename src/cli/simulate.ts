@@ -29,6 +29,7 @@ type SimulateOptions = {
   seed?: string;
   expose?: boolean;
   taxpayers: string;
+  inbound: string;
 };
 
 /** `simulate mbs`: the authority's API, simulated, for connector tests and demos. */
@@ -37,7 +38,7 @@ export function simulateCommands(program: Command): void {
   simulate
     .command("mbs")
     .description(
-      "run a simulator of the authority's MBS e-invoicing API until SIGINT/SIGTERM; prints one JSON line: url, api_key, api_secret, taxpayers (entity_id, business_id, service_id, tin, name, irn_template)",
+      "run a simulator of the authority's MBS e-invoicing API until SIGINT/SIGTERM; prints one JSON line: url, api_key, api_secret, taxpayers (entity_id, business_id, service_id, tin, name, irn_template) and, with --inbound, inbound (irn, business_id, supplier_tin, buyer_tin, transmitted_at)",
     )
     .option("--port <n>", "port to listen on (0 picks a free one)", "8090")
     .option(
@@ -52,7 +53,7 @@ export function simulateCommands(program: Command): void {
     )
     .option(
       "--rules <spec>",
-      "switches for unsettled MBS rules, comma-separated name=on|off: price_unit_limit, invoice_kind_required, supplier_postal_address_id_required, item_description_required, business_description_min, irn_date_is_issue_date, canceled, documented_vat_path, duplicate_at_validate; confirm_unregistered=404|400",
+      "switches for unsettled MBS rules, comma-separated name=on|off: price_unit_limit, invoice_kind_required, supplier_postal_address_id_required, item_description_required, business_description_min, irn_date_is_issue_date, canceled, documented_vat_path, duplicate_at_validate; confirm_unregistered=404|400; pull_shape=list|documents|items",
     )
     .option("--services-codes <file>", "a JSON file of ISIC Rev. 4 classes served as the services-codes list")
     .option(
@@ -60,6 +61,11 @@ export function simulateCommands(program: Command): void {
       "seed of the taxpayers and fault decisions (default 1) and of the API key and secret, which are random without it",
     )
     .option("--taxpayers <n>", "number of test taxpayers", "4")
+    .option(
+      "--inbound <n>",
+      "invoices from other access points' sellers waiting in pull at start, spread over the taxpayers as buyers and over the last 3 days (more while running: POST /_simulator/inbound)",
+      "0",
+    )
     .action(async (opts: SimulateOptions) => {
       const sim = await startMbsSimulator({
         port: wholeNumber(opts.port, "--port"),
@@ -67,12 +73,19 @@ export function simulateCommands(program: Command): void {
         ...(opts.expose === true ? { expose: true } : {}),
         ...(opts.seed === undefined ? {} : { seed: wholeNumber(opts.seed, "--seed") }),
         taxpayers: wholeNumber(opts.taxpayers, "--taxpayers"),
+        inbound: wholeNumber(opts.inbound, "--inbound"),
         ...(opts.faults === undefined ? {} : { faults: opts.faults }),
         ...(opts.rules === undefined ? {} : { rules: opts.rules }),
         ...(opts.servicesCodes === undefined ? {} : { isicFile: opts.servicesCodes }),
       });
-      // Exactly these keys, in this order: scripts read the line.
-      print({ url: sim.url, api_key: sim.api_key, api_secret: sim.api_secret, taxpayers: sim.taxpayers });
+      // Exactly these keys, in this order: scripts read the line. `inbound` only when some were made.
+      print({
+        url: sim.url,
+        api_key: sim.api_key,
+        api_secret: sim.api_secret,
+        taxpayers: sim.taxpayers,
+        ...(sim.inbound.length > 0 ? { inbound: sim.inbound } : {}),
+      });
       await untilSignal();
       await sim.close();
     });

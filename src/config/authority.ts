@@ -62,5 +62,6 @@ function mbsOf(parsed: Env) {
     ...(parsed.EINVOICE_MBS_SERVICE_ID ? { serviceId: parsed.EINVOICE_MBS_SERVICE_ID } : {}),
     signRepeats: parsed.EINVOICE_MBS_SIGN_REPEATS,
     signRepeatDelayMs: parsed.EINVOICE_MBS_SIGN_REPEAT_DELAY_MS,
+    pullConfirmed: parsed.EINVOICE_MBS_PULL_CONFIRMED,
   };
 }

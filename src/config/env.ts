@@ -97,6 +97,21 @@ export const Env = Type.Object({
   EINVOICE_MBS_SIGN_REPEATS: Type.Integer({ minimum: 0, maximum: 5, default: 1 }),
   EINVOICE_MBS_SIGN_REPEAT_DELAY_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 2000 }),
   /**
+   * `pull`'s `confirmed` query ([doc] it exists; what it means is [unknown]): `false` (the default)
+   * asks for the invoices whose receipt is not acknowledged yet, as this service reads it; `omit`
+   * sends none. An invoice listed again is stored once whatever MBS lists.
+   */
+  EINVOICE_MBS_PULL_CONFIRMED: Type.Union(
+    [Type.Literal("false"), Type.Literal("true"), Type.Literal("omit")],
+    {
+      default: "false",
+    },
+  ),
+  /** How often the workers collect the invoices waiting at the authority for this service's businesses. */
+  EINVOICE_INBOX_PULL_MS: Type.Integer({ minimum: 1000, maximum: 86_400_000, default: 300_000 }),
+  /** How many days back the first collection asks for (later ones start at the day the last one reached). */
+  EINVOICE_INBOX_LOOKBACK_DAYS: Type.Integer({ minimum: 0, maximum: 366, default: 30 }),
+  /**
    * While the authority refuses this service's credential, every delivery and forward waits and one
    * of them is tried this often, as a probe; the first that passes resumes them all.
    */

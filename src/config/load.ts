@@ -64,6 +64,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       retryMaxMs: parsed.EINVOICE_RETRY_MAX_MS,
       leaseMs: parsed.EINVOICE_LEASE_MS,
     },
+    /** Collecting what waits at the authority for this service's businesses as buyers (inbox/). */
+    inbox: {
+      pullMs: parsed.EINVOICE_INBOX_PULL_MS,
+      lookbackDays: parsed.EINVOICE_INBOX_LOOKBACK_DAYS,
+    },
     metricsRefreshMs: parsed.EINVOICE_METRICS_REFRESH_MS,
     /** While the authority refuses our credential, one delivery is tried this often (authority-hold.ts). */
     authorityProbeMs: parsed.EINVOICE_AUTHORITY_PROBE_MS,

@@ -13,6 +13,7 @@ import {
   securityHeaders,
   unknownPages,
 } from "./guards.ts";
+import { inboxPages } from "./inbox-pages.ts";
 import { invoicePages } from "./invoice-pages.ts";
 import { stylesheetRoute } from "./page.ts";
 import { operatorSession, sessionCheck, signInRoutes } from "./session.ts";
@@ -56,6 +57,7 @@ export function dashboardRoutes(deps: {
 
     businessPages(app, { dashboard });
     invoicePages(app, { dashboard });
+    inboxPages(app, { dashboard });
 
     unknownPages(app);
   };

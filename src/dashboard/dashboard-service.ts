@@ -1,6 +1,9 @@
-import type { BusinessService, NewBusiness } from "../businesses/business-service.ts";
+import type { BusinessService, NewBusiness, Principal } from "../businesses/business-service.ts";
 import { DomainError } from "../errors.ts";
+import type { InboxFilter } from "../inbox/inbox-repository.ts";
+import type { InboxService } from "../inbox/inbox-service.ts";
 import type { InvoiceQueries } from "../invoices/records/invoice-queries.ts";
+import type { InvoicePdfs } from "../invoices/records/pdf/service.ts";
 import type { InvoiceTransmits } from "../invoices/transmits.ts";
 import type { TransmissionService } from "../outbox/outbox-service.ts";
 import { qrImage } from "../qr/qr-image.ts";
@@ -19,8 +22,28 @@ export function dashboardService(deps: {
   records: Pick<InvoiceQueries, "operatorRecord">;
   transmits: Pick<InvoiceTransmits, "requeue">;
   transmission: Pick<TransmissionService, "stats" | "authorityHold">;
+  /** The invoices businesses received as buyers: the operator reads and decides them as the business. */
+  inbox: Pick<InboxService, "list" | "read" | "document" | "acknowledge" | "reject" | "counts">;
+  pdfs: Pick<InvoicePdfs, "receivedPdf">;
 }) {
-  const { repository, businesses, records, transmits, transmission } = deps;
+  const { repository, businesses, records, transmits, transmission, inbox, pdfs } = deps;
+
+  async function found(id: string) {
+    const business = await businesses.find(id);
+    if (!business) {
+      throw new DomainError("business_not_found", {
+        message: "Business not found",
+        details: `no business has the id '${id}'`,
+      });
+    }
+    return business;
+  }
+
+  /** The business and the principal the inbox answers it as: the operator acts for the business. */
+  async function buyer(id: string): Promise<{ business: Awaited<ReturnType<typeof found>>; as: Principal }> {
+    const business = await found(id);
+    return { business, as: { businessId: business.id, apiKey: DASHBOARD_ACTOR } };
+  }
 
   return {
     async overview() {
@@ -36,14 +59,9 @@ export function dashboardService(deps: {
     businesses: () => businesses.list(),
 
     async business(id: string) {
-      const business = await businesses.find(id);
-      if (!business) {
-        throw new DomainError("business_not_found", {
-          message: "Business not found",
-          details: `no business has the id '${id}'`,
-        });
-      }
-      return { business, keys: await businesses.keys(id) };
+      const business = await found(id);
+      const [keys, received] = await Promise.all([businesses.keys(id), inbox.counts(business.id)]);
+      return { business, keys, received };
     },
 
     addBusiness: (input: NewBusiness) => businesses.add(input, DASHBOARD_ACTOR),
@@ -73,6 +91,34 @@ export function dashboardService(deps: {
     },
 
     requeue: (irn: string) => transmits.requeue(irn, DASHBOARD_ACTOR),
+
+    /** One page of the invoices a business received, newest first, from `start`. */
+    async received(businessId: string, filter: InboxFilter, start: number) {
+      const { business, as } = await buyer(businessId);
+      return { business, page: await inbox.list(as, filter, start, PAGE_SIZE) };
+    },
+
+    /** One invoice a business received: the document, what the checks found, its history. */
+    async receivedInvoice(businessId: string, irn: string) {
+      const { business, as } = await buyer(businessId);
+      return { business, record: await inbox.read(as, irn) };
+    },
+
+    async acknowledgeReceived(businessId: string, irn: string) {
+      const { as } = await buyer(businessId);
+      return inbox.acknowledge(as, irn, DASHBOARD_ACTOR);
+    },
+
+    async rejectReceived(businessId: string, irn: string, reason: string) {
+      const { as } = await buyer(businessId);
+      return inbox.reject(as, irn, reason, DASHBOARD_ACTOR);
+    },
+
+    /** A received invoice's PDF, rendered in the business's share of the PDF queue. */
+    async receivedPdf(businessId: string, irn: string) {
+      const { as } = await buyer(businessId);
+      return pdfs.receivedPdf(as, irn, inbox);
+    },
 
     /** The last sign-out, which ended every session issued until then (session.ts). */
     lastSignOut: () => repository.lastSignOut(),

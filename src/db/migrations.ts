@@ -3,6 +3,7 @@ import { engineOf } from "./database.ts";
 import { core0001 } from "./migration-0001.ts";
 import { partialPayments } from "./migration-0008.ts";
 import { reportNumbersAndBounds } from "./migration-0015.ts";
+import { receivedInvoices0017 } from "./migration-0017.ts";
 import { generatedId } from "./migration-ids.ts";
 import type { Database } from "./schema.ts";
 
@@ -309,6 +310,13 @@ const migrations: Record<string, Migration> = {
         .addColumn("id", "integer", (c) => c.primaryKey().check(sql`id = 1`))
         .addColumn("not_before", "text", (c) => c.notNull())
         .execute();
+    },
+  },
+  "0017_received_invoices": {
+    async up(db: Kysely<unknown>) {
+      // The buyer's side: received invoices, their history, the collection's cursor and lease.
+      if (engineOf(db) === "sqlite") await db.transaction().execute(receivedInvoices0017);
+      else await receivedInvoices0017(db);
     },
   },
 };

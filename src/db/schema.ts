@@ -132,8 +132,11 @@ export interface ServiceTable {
   service_category: string;
 }
 
-/** delivery: an invoice to the authority; webhook: an event; forward: a later message to the authority. */
-export type JobKind = "delivery" | "webhook" | "forward";
+/**
+ * delivery: an invoice to the authority; webhook: an event; forward: a later message to the
+ * authority; acknowledgement: a received invoice's receipt, told to the authority.
+ */
+export type JobKind = "delivery" | "webhook" | "forward" | "acknowledgement";
 export type JobState = "pending" | "done" | "failed";
 
 /** The durable outbox: deliveries to the authority and webhook events, each retried until done. */
@@ -246,6 +249,68 @@ export interface DashboardSessionTable {
   not_before: string;
 }
 
+/** RECEIVED until the buyer acknowledges or rejects it (inbox/). */
+export type ReceivedStatus = "RECEIVED" | "ACKNOWLEDGED" | "REJECTED";
+/**
+ * Where telling the authority of the buyer's acknowledgement stands: none asked yet, queued, done,
+ * failed for good, or not needed (the invoice came from another business of this service).
+ */
+export type AcknowledgementState = "none" | "queued" | "sent" | "failed" | "not_needed";
+
+/** An invoice one of this service's businesses received as the buyer (0017). */
+export interface ReceivedInvoiceTable {
+  id: Generated<number>;
+  /** The buyer: the business whose TIN the invoice's customer party carries. */
+  business_id: string;
+  irn: string;
+  /** `mbs` (pulled from the authority) or `builtin` (signed by another business of this service). */
+  source: string;
+  supplier_tin: string | null;
+  supplier_name: string | null;
+  customer_tin: string;
+  issue_date: string | null;
+  invoice_type_code: string | null;
+  currency: string | null;
+  /** `legal_monetary_total.payable_amount` as received, as text (a supplier's number is not rounded). */
+  payable_amount: string | null;
+  /** The document as received, JSON, without its confidential fields (as invoices.document). */
+  document: string;
+  /** AES-256-GCM ciphertext of the confidential fields, as invoices.sealed. */
+  sealed: string | null;
+  /** JSON list of what the checks found ({path, rule, message}): warnings, never a reason to drop it. */
+  checks: string;
+  status: ReceivedStatus;
+  acknowledgement: AcknowledgementState;
+  /** Why the buyer rejected it. */
+  reason: string | null;
+  received_at: string;
+  decided_at: string | null;
+  updated_at: string;
+}
+
+export interface ReceivedInvoiceEventTable {
+  id: Generated<number>;
+  received_id: number;
+  at: string;
+  type: string;
+  actor: string;
+  detail: string;
+}
+
+/** Where collecting from a source stands (0017): one row per source, leased by the process pulling it. */
+export interface InboxPullTable {
+  source: string;
+  /** The first day (YYYY-MM-DD) the next pull asks for; null before the first pull. */
+  cursor_day: string | null;
+  lease_owner: string | null;
+  lease_expires_at: string | null;
+  next_pull_at: string | null;
+  last_pulled_at: string | null;
+  last_error: string | null;
+  pulls: Generated<number>;
+  received: Generated<number>;
+}
+
 export interface Database {
   businesses: BusinessTable;
   api_keys: ApiKeyTable;
@@ -264,6 +329,9 @@ export interface Database {
   rate_limit_hits: RateLimitHitTable;
   authority_holds: AuthorityHoldTable;
   dashboard_sessions: DashboardSessionTable;
+  received_invoices: ReceivedInvoiceTable;
+  received_invoice_events: ReceivedInvoiceEventTable;
+  inbox_pulls: InboxPullTable;
 }
 
 export type Business = Selectable<BusinessTable>;

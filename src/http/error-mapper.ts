@@ -24,6 +24,7 @@ export const ERROR_STATUS: Record<DomainCode, number> = {
   payment_transition_refused: 400,
   batch_refused: 400,
   report_refused: 400,
+  inbox_decision_refused: 409,
   qr_code_invalid: 400,
   qr_code_refused: 400,
   idempotency_key_reused: 422,

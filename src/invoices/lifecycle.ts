@@ -78,6 +78,21 @@ export type DeliveryQueue = {
   openDelivery(irn: string, tx: Executor): Promise<number | undefined>;
 };
 
+/**
+ * Where an invoice one business of this service delivered goes when its buyer is another business of
+ * this service and the authority is this service itself (builtin): that business's inbox, in the
+ * delivery's transaction. `buyer`: whether a TIN is one of this service's businesses', and which.
+ */
+export type LocalReceiver = {
+  buyer(customerTin: string, tx: Executor): Promise<string | undefined>;
+  receiveIn(
+    items: ReadonlyArray<{ document: Record<string, unknown> }>,
+    source: "builtin",
+    actor: string,
+    tx: Executor,
+  ): Promise<unknown>;
+};
+
 // biome-ignore lint/complexity/noExcessiveLinesPerFunction: a factory: each transition is a closure of its own
 export function invoiceLifecycle(deps: {
   invoices: Pick<
@@ -97,8 +112,28 @@ export function invoiceLifecycle(deps: {
   sealer: Pick<Sealer, "open">;
   /** Tells the authority of payment changes, when it keeps them (MBS). */
   forwarder: Pick<AuthorityForwarder, "forward">;
+  /** With the builtin authority: a delivered invoice whose buyer is a business of this service reaches its inbox. */
+  localReceiver?: LocalReceiver;
 }) {
-  const { invoices, notifier, sealer, forwarder, deliveries } = deps;
+  const { invoices, notifier, sealer, forwarder, deliveries, localReceiver } = deps;
+
+  /** The delivered invoice, to its buyer's inbox when the buyer is another business of this service. */
+  async function handOver(
+    document: Record<string, unknown>,
+    sellerId: string,
+    actor: string,
+    tx: Executor,
+  ): Promise<void> {
+    if (!localReceiver) return;
+    const customer = document.accounting_customer_party;
+    const tin =
+      typeof customer === "object" && customer !== null ? (customer as { tin?: unknown }).tin : undefined;
+    if (typeof tin !== "string") return;
+    const buyer = await localReceiver.buyer(tin, tx);
+    // An invoice a business addresses to itself has no one else to reach.
+    if (buyer === undefined || buyer === sellerId) return;
+    await localReceiver.receiveIn([{ document }], "builtin", actor, tx);
+  }
 
   /**
    * Writes what a move leaves besides its row (transitions.ts), in its transaction; answers the
@@ -205,6 +240,7 @@ export function invoiceLifecycle(deps: {
         },
         tx,
       );
+      await handOver(report.document, report.businessId, actor, tx);
     },
 
     async attemptFailed(irn, report, tx) {

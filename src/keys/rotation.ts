@@ -11,7 +11,8 @@ export type UnderKey = <T>(work: (tx: Executor) => Promise<T>) => Promise<T>;
 /**
  * One domain's part of a rotation: re-encrypts every value it seals that is not under `kid`, each
  * batch of rows in `underKey`, and says how many it changed. The domains that own sealed rows
- * implement it (invoices/invoice-reseal.ts, webhooks/reseal.ts), so this folder reads none of their tables.
+ * implement it (invoices/invoice-reseal.ts, webhooks/reseal.ts, inbox/inbox-reseal.ts), so this folder
+ * reads none of their tables.
  */
 export type Resealer = (kid: string, underKey: UnderKey) => Promise<number>;
 
@@ -35,12 +36,12 @@ export function dataKeyRotation(deps: {
   db: Db;
   sealer: Pick<Sealer, "currentKid">;
   state: Pick<DataKeyStateRepository, "current" | "record">;
-  reseal: { invoices: Resealer; webhooks: Resealer };
+  reseal: { invoices: Resealer; webhooks: Resealer; received: Resealer };
 }) {
   const { db, sealer, state, reseal } = deps;
 
   return {
-    async resealAll(): Promise<{ kid: string; invoices: number; webhooks: number }> {
+    async resealAll(): Promise<{ kid: string; invoices: number; webhooks: number; received: number }> {
       const kid = sealer.currentKid;
       await writeTransaction(db, (tx) => state.record(kid, new Date().toISOString(), tx));
       const underKey: UnderKey = (work) =>
@@ -55,7 +56,8 @@ export function dataKeyRotation(deps: {
         });
       const invoices = await reseal.invoices(kid, underKey);
       const webhooks = await reseal.webhooks(kid, underKey);
-      return { kid, invoices, webhooks };
+      const received = await reseal.received(kid, underKey);
+      return { kid, invoices, webhooks, received };
     },
   };
 }

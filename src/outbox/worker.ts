@@ -16,28 +16,38 @@ export function createWorker(deps: {
   concurrency: number;
   pollMs: number;
   logger: Pick<FastifyBaseLogger, "info" | "warn" | "error">;
-  /** Periodic upkeep beside the deliveries (pruning expired idempotency keys), one round at a time. */
-  housekeeping?: { everyMs: number; run(): Promise<unknown> };
+  /**
+   * Periodic work beside the jobs (pruning expired idempotency keys, collecting received invoices),
+   * each task one round at a time and given the worker's name.
+   */
+  housekeeping?: ReadonlyArray<{ name: string; everyMs: number; run(owner: string): Promise<unknown> }>;
 }): Worker {
-  const { transmission, concurrency, pollMs, logger, housekeeping } = deps;
+  const { transmission, concurrency, pollMs, logger } = deps;
+  const housekeeping = (deps.housekeeping ?? []).map((task) => ({
+    ...task,
+    running: undefined as Promise<unknown> | undefined,
+    due: 0,
+  }));
   const owner = `worker:${os.hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`;
   const running = new Set<Promise<unknown>>();
   let stopping = false;
   let loop: Promise<void> | undefined;
   let wake: (() => void) | undefined;
-  let upkeep: Promise<unknown> | undefined;
-  let upkeepDue = 0;
 
-  /** Starts a round of upkeep when one is due and none runs; deliveries go on meanwhile. */
+  /** Starts a round of each task that is due and not running; the jobs go on meanwhile. */
   function keepUp(): void {
-    if (!housekeeping || upkeep || Date.now() < upkeepDue) return;
-    upkeepDue = Date.now() + housekeeping.everyMs;
-    upkeep = housekeeping
-      .run()
-      .catch((err: unknown) => logger.warn({ err }, "housekeeping failed; it runs again next round"))
-      .finally(() => {
-        upkeep = undefined;
-      });
+    for (const task of housekeeping) {
+      if (task.running || Date.now() < task.due) continue;
+      task.due = Date.now() + task.everyMs;
+      task.running = task
+        .run(owner)
+        .catch((err: unknown) =>
+          logger.warn({ err, task: task.name }, "housekeeping failed; it runs again next round"),
+        )
+        .finally(() => {
+          task.running = undefined;
+        });
+    }
   }
 
   const sleep = (ms: number) =>
@@ -98,7 +108,7 @@ export function createWorker(deps: {
       stopping = true;
       wake?.();
       await loop;
-      await Promise.allSettled([...running, upkeep]);
+      await Promise.allSettled([...running, ...housekeeping.map((task) => task.running)]);
       const released = await transmission.release(owner);
       logger.info({ owner, released }, "outbox worker stopped");
     },

@@ -1,7 +1,7 @@
 import os from "node:os";
 import type pino from "pino";
 import { auditLogRepository } from "../audit-log/audit-log-repository.ts";
-import { businessRepository } from "../businesses/business-repository.ts";
+import { type BusinessRepository, businessRepository } from "../businesses/business-repository.ts";
 import { businessService } from "../businesses/business-service.ts";
 import { businessProfiles } from "../businesses/profiles.ts";
 import type { Config } from "../config.ts";
@@ -17,6 +17,10 @@ import { migrateToLatest, pendingMigrations } from "../db/migrations.ts";
 import { serviceMetrics } from "../http/metrics.ts";
 import { idempotencyRepository } from "../idempotency/idempotency-repository.ts";
 import { idempotencyService } from "../idempotency/idempotency-service.ts";
+import { inboxCollector } from "../inbox/collector.ts";
+import { inboxRepository } from "../inbox/inbox-repository.ts";
+import { receivedResealer } from "../inbox/inbox-reseal.ts";
+import { inboxService } from "../inbox/inbox-service.ts";
 import { auditService } from "../invoices/audit/invoice-audit.ts";
 import { type InvoiceRepository, invoiceRepository } from "../invoices/invoice-repository.ts";
 import { invoiceResealer } from "../invoices/invoice-reseal.ts";
@@ -44,6 +48,7 @@ import { productCodes } from "../reference/product-codes.ts";
 import { referenceService } from "../reference/reference-service.ts";
 import { reportRepository } from "../reports/report-repository.ts";
 import { reportService } from "../reports/report-service.ts";
+import { acknowledgementHandler } from "../transmission/acknowledgement.ts";
 import { builtinAuthority } from "../transmission/authority/builtin.ts";
 import type { AuthorityConnector } from "../transmission/authority/connector.ts";
 import { httpAuthority } from "../transmission/authority/http.ts";
@@ -121,6 +126,7 @@ function outboxOf(
     webhooks: WebhookRepository;
     sealer: Sealer;
     metrics: OutboxMetrics;
+    businesses: Pick<BusinessRepository, "list">;
   },
 ) {
   const { db, invoices: invoicesRepo, webhooks: webhooksRepo, sealer, metrics } = deps;
@@ -128,6 +134,15 @@ function outboxOf(
   const queue = outboxQueue(outbox);
   const notifier = webhookNotifier({ outbox: queue, webhooks: webhooksRepo });
   const authority = authorityOf(config);
+  const inboxRepo = inboxRepository(db);
+  const inbox = inboxService({
+    db,
+    inbox: inboxRepo,
+    businesses: deps.businesses,
+    sealer,
+    notifier,
+    outbox: queue,
+  });
   const forwarder = authorityForwarder({
     outbox,
     authority,
@@ -139,6 +154,8 @@ function outboxOf(
     sealer,
     forwarder,
     deliveries: queue,
+    // The builtin authority is this service: what one business delivers to another arrives directly.
+    ...(authority.name === "builtin" ? { localReceiver: inbox } : {}),
   });
   const hold = authorityHold({
     holds: authorityHoldRepository(db),
@@ -153,12 +170,24 @@ function outboxOf(
       delivery: deliveryHandler({ invoices: lifecycle.delivery, authority, hold }),
       forward: forwardHandler({ outbox, invoices: lifecycle.forwarding, authority, hold }),
       webhook: webhookDispatcher({ webhooks: webhooksRepo, sealer }),
+      acknowledgement: acknowledgementHandler({ receipts: authority.receipts, inbox, hold }),
     },
     settings: config.outbox,
     onSettled: (job, outcome) => metrics.settled(job.kind, outcome),
   });
   metrics.observe(transmission);
-  return { notifier, lifecycle, transmission, forwarder };
+  const collector = inboxCollector({
+    db,
+    inbox: inboxRepo,
+    service: inbox,
+    receipts: authority.receipts,
+    source: "mbs",
+    pullMs: config.inbox.pullMs,
+    lookbackDays: config.inbox.lookbackDays,
+    leaseMs: config.outbox.leaseMs,
+    callTimeoutMs: config.outbox.deliveryTimeoutMs,
+  });
+  return { notifier, lifecycle, transmission, forwarder, inbox, collector };
 }
 
 /** The composition root: configuration in, every service wired with exactly what it needs. */
@@ -191,12 +220,13 @@ export async function createContext(config: Config) {
   const counters = serviceMetrics();
   const metrics = outboxMetrics({ registry: counters.registry, refreshMs: config.metricsRefreshMs });
   const webhooksRepo = webhookRepository(db);
-  const { notifier, lifecycle, transmission, forwarder } = outboxOf(config, {
+  const { notifier, lifecycle, transmission, forwarder, inbox, collector } = outboxOf(config, {
     db,
     invoices: invoicesRepo,
     webhooks: webhooksRepo,
     sealer,
     metrics,
+    businesses: businessesRepo,
   });
   const webhooks = webhookRegistrar({
     db,
@@ -212,6 +242,7 @@ export async function createContext(config: Config) {
     reseal: {
       invoices: invoiceResealer({ sealer, invoices: invoicesRepo }),
       webhooks: webhookResealer({ sealer, webhooks: webhooksRepo }),
+      received: receivedResealer({ sealer, inbox: inboxRepository(db) }),
     },
   });
   const knownProducts = productCodes(catalog);
@@ -279,6 +310,8 @@ export async function createContext(config: Config) {
     records,
     transmits,
     transmission,
+    inbox,
+    pdfs,
   });
   const audit = auditService({
     businesses: businessesRepo,
@@ -300,6 +333,8 @@ export async function createContext(config: Config) {
     transmits,
     irns,
     payments,
+    inbox,
+    collector,
     idempotency,
     reports,
     qr,

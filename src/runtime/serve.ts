@@ -84,14 +84,39 @@ export async function work(config: Config): Promise<void> {
 /** How often a worker also prunes the idempotency keys past their 24 hours. */
 const HOUSEKEEPING_MS = 60_000;
 
-/** An outbox worker, which also keeps the idempotency keys pruned. */
+/**
+ * How often a worker asks whether a collection of received invoices is due: the database says
+ * (inbox_pulls), so `invoices pull` is taken up within this, whatever EINVOICE_INBOX_PULL_MS is.
+ */
+const COLLECT_CHECK_MS = 5000;
+
+/** An outbox worker, which also keeps the idempotency keys pruned and collects received invoices. */
 function outboxWorker(ctx: Context, logger: Logger) {
   return createWorker({
     transmission: ctx.transmission,
     concurrency: ctx.config.outbox.concurrency,
     pollMs: ctx.config.outbox.pollMs,
     logger,
-    housekeeping: { everyMs: HOUSEKEEPING_MS, run: () => ctx.idempotency.prune() },
+    housekeeping: [
+      { name: "idempotency-prune", everyMs: HOUSEKEEPING_MS, run: () => ctx.idempotency.prune() },
+      {
+        name: "inbox-collect",
+        everyMs: Math.min(COLLECT_CHECK_MS, ctx.config.inbox.pullMs),
+        run: async (owner) => {
+          const collection = await ctx.collector.collect(owner);
+          if (collection.pulled) {
+            const { days, listed, stored, already, unaddressed, error } = collection;
+            const line = { days, listed, stored, already, unaddressed: unaddressed.length, error };
+            if (error || unaddressed.length > 0)
+              logger.warn(
+                { ...line, unaddressedIrns: unaddressed.slice(0, 10) },
+                "received invoices collected, not all",
+              );
+            else logger.info(line, "received invoices collected");
+          }
+        },
+      },
+    ],
   });
 }
 

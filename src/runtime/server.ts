@@ -5,6 +5,8 @@ import { dashboardRoutes } from "../dashboard/dashboard-routes.ts";
 import { buildApp } from "../http/app.ts";
 import { metricsRoutes } from "../http/operational-routes.ts";
 import { rateLimitStore } from "../http/rate-limit-store.ts";
+import { inboxPdfRoutes } from "../inbox/inbox-pdf-routes.ts";
+import { inboxRoutes } from "../inbox/inbox-routes.ts";
 import { invoiceRoutes } from "../invoices/invoice-routes.ts";
 import { qrRoutes } from "../qr/qr-routes.ts";
 import { referenceRoutes } from "../reference/reference-routes.ts";
@@ -54,6 +56,8 @@ export function createServer(ctx: Context, logger: Logger) {
         idempotency: ctx.idempotency,
       }),
       reportRoutes({ reports: ctx.reports }),
+      inboxRoutes({ inbox: ctx.inbox }),
+      inboxPdfRoutes({ inbox: ctx.inbox, pdfs: ctx.pdfs }),
       jwksRoutes({ signer: ctx.signer }),
       qrRoutes({ qr: ctx.qrCodes, invoices: ctx.records }),
       metricsRoutes({ registry: ctx.counters.registry }),

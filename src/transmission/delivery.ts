@@ -44,6 +44,7 @@ export function deliveryHandler(deps: {
             durationMs,
             authority: authority.name,
             reference: receipt.reference,
+            document: target.document,
           },
           tx,
         );

@@ -17,7 +17,12 @@ export type DeliveryPort = {
   /** The authority confirmed the invoice. In the outbox's transaction. */
   delivered(
     irn: string,
-    report: Attempt & { durationMs: number; reference: string },
+    report: Attempt & {
+      durationMs: number;
+      reference: string;
+      /** The document delivered, as `target` gave it. */
+      document: Record<string, unknown>;
+    },
     tx: Executor,
   ): Promise<void>;
   /** An attempt failed; `final` when no other will be made. In the outbox's transaction. */
@@ -57,6 +62,20 @@ export type ForwardingPort = {
       attempts: number;
       error?: string;
       authorityAnswer?: AuthorityAnswer;
+    },
+    tx: Executor,
+  ): Promise<void>;
+};
+
+/** How the acknowledgement of a received invoice reports what became of it: the inbox's side. */
+export type ReceiptPort = {
+  /** Told, or failed for good. In the outbox's transaction. */
+  told(
+    receivedId: number,
+    report: {
+      plan: { at: string; state: string; attempts: number; error: string | null };
+      actor: string;
+      answer?: Record<string, unknown>;
     },
     tx: Executor,
   ): Promise<void>;

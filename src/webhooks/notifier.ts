@@ -7,7 +7,9 @@ export type EventType =
   | "invoice.signed"
   | "invoice.transmitted"
   | "invoice.transmission_failed"
-  | "invoice.payment_updated";
+  | "invoice.payment_updated"
+  /** An invoice a supplier sent to this business (inbox/). */
+  | "invoice.received";
 
 /** One event for one business's webhook. */
 export type Notice = { businessId: string; type: EventType; data: Record<string, unknown>; at: string };

@@ -6,13 +6,13 @@
  * again (a few seconds), is paid once. A command must also leave nothing running, as a process of
  * its own would not exit otherwise: what is still open after it is reported, and the host retired.
  */
-import { pathToFileURL } from "node:url";
+import { fileURLToPath } from "node:url";
 
 export type HostRequest = { id: number; args: string[]; env: Record<string, string | undefined> };
 export type HostReply = { id: number; code: number; stdout: string; stderr: string; leaked: string[] };
 
-const ENTRY = pathToFileURL(new URL("../../src/cli/index.ts", import.meta.url).pathname).href;
-const BIN = new URL("../../bin/einvoice.js", import.meta.url).pathname;
+const ENTRY = new URL("../../src/cli/index.ts", import.meta.url).href;
+const BIN = fileURLToPath(new URL("../../bin/einvoice.js", import.meta.url));
 
 const ownEnv = { ...process.env };
 const write = { stdout: process.stdout.write, stderr: process.stderr.write };

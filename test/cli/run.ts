@@ -261,7 +261,11 @@ export async function countRows(
  * test process's `listen(0)` could take it meanwhile; in a range of its own, nothing else does.
  */
 const PORTS = /^(\d+)-(\d+)$/.exec(process.env.EINVOICE_TEST_PORTS ?? "");
-let nextPort = PORTS ? Number(PORTS[1]) : 0;
+// From a random place in the range: two runs at once on one machine (their ranges are the same)
+// then seldom try the same ports in the same order.
+let nextPort = PORTS
+  ? Number(PORTS[1]) + Math.floor(Math.random() * (Number(PORTS[2]) - Number(PORTS[1])))
+  : 0;
 
 /** A port that is free now, on 127.0.0.1: one of this process's range, else any the kernel picks. */
 export async function freePort(): Promise<number> {
@@ -272,11 +276,11 @@ export async function freePort(): Promise<number> {
       nextPort = nextPort + 1 >= Number(PORTS[2]) ? Number(PORTS[1]) : nextPort + 1;
     }
     const server = net.createServer();
-    server.listen(candidate, "127.0.0.1");
-    const outcome = await Promise.race([
-      once(server, "listening").then(() => undefined),
-      once(server, "error").then(([err]) => err as NodeJS.ErrnoException),
-    ]);
+    const outcome = await new Promise<NodeJS.ErrnoException | undefined>((resolve) => {
+      server.once("listening", () => resolve(undefined));
+      server.once("error", resolve);
+      server.listen(candidate, "127.0.0.1");
+    });
     if (outcome) {
       // Taken by something outside the tests: the next one.
       assert.ok(outcome.code === "EADDRINUSE" && PORTS && tries < 1000, String(outcome));

@@ -166,3 +166,32 @@ test(`the client example runs unchanged against a server on ${ENGINE}`, async (t
   assert.match(stdout, /signed .*Invoice signed successfully/);
   assert.match(stdout, /lookup .*TRANSMITTED, payment PENDING/);
 });
+
+test(`typed client on ${ENGINE}: a buyer lists, reads and acknowledges what another business sent it`, async (t) => {
+  const { ctx, url } = await listen(t);
+  const buyer = await tenant(ctx, { tin: "31845560-0001" });
+  const seller = await tenant(ctx, { tin: "20198222-0002" });
+  const sellerApi = einvoiceClient({ baseUrl: url, apiKey: seller.api_key, apiSecret: seller.api_secret });
+  const buyerApi = einvoiceClient({ baseUrl: url, apiKey: buyer.api_key, apiSecret: buyer.api_secret });
+  const invoice = freshInvoice(seller);
+  invoice.accounting_customer_party = { ...(invoice.accounting_customer_party as object), tin: buyer.tin };
+  const irn = String(invoice.irn);
+  const sent = await sellerApi.POST("/api/v1/einvoice/sign-transmit", { body: invoice as never });
+  assert.equal(sent.response.status, 200);
+
+  const inbox = await buyerApi.GET("/api/v1/einvoice/inbox", {
+    params: { query: { status: "RECEIVED", length: 10 } },
+  });
+  assert.equal(inbox.data?.data.total, 1);
+  assert.equal(inbox.data?.data.items[0]?.irn, irn);
+  assert.equal(inbox.data?.data.items[0]?.supplier.tin, seller.tin);
+  const one = await buyerApi.GET("/api/v1/einvoice/inbox/{irn}", { params: { path: { irn } } });
+  assert.equal(one.data?.data.document.irn, irn);
+  const acked = await buyerApi.POST("/api/v1/einvoice/inbox/{irn}/acknowledge", {
+    params: { path: { irn } },
+  });
+  assert.equal(acked.data?.data.status, "ACKNOWLEDGED");
+  const theirs = await sellerApi.GET("/api/v1/einvoice/inbox/{irn}", { params: { path: { irn } } });
+  assert.equal(theirs.response.status, 404);
+  assert.equal(theirs.error?.message, "Invoice not found");
+});

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { Page } from "playwright-core";
 import { launchBrowser, screenshot, withoutChromium } from "../browser.ts";
-import { freshInvoice, type Json } from "../helpers.ts";
+import { fixture, freshInvoice, type Json } from "../helpers.ts";
 import { pair } from "../transmission/pair.ts";
 
 const API = "/api/v1/einvoice";
@@ -10,7 +10,7 @@ const API = "/api/v1/einvoice";
 /** The IRNs listed in the invoices table, in order. */
 const listedIrns = (page: Page) => page.locator("#invoices tbody tr td:first-child").allInnerTexts();
 
-test("/dashboard in a browser: sign in, businesses and credentials, invoice search, an invoice's record, a failed transmission re-queued", {
+test("/dashboard in a browser: sign in, businesses and credentials, invoice search, an invoice's record, a failed transmission re-queued, a received invoice read and rejected", {
   timeout: 120_000,
   skip: withoutChromium,
 }, async (t) => {
@@ -31,6 +31,28 @@ test("/dashboard in a browser: sign in, businesses and credentials, invoice sear
   const failing = freshInvoice(local);
   const failed = await sign("sign-transmit", failing);
   assert.equal(failed.json().message, "Transmission failed", failed.body);
+  // Two invoices a supplier on another access point sent to the business, one whose total is wrong.
+  const supplier = { business_id: "0b7c6f3e-1a2b-4c3d-8e9f-0a1b2c3d4e5f", service_id: "SUPP1234" };
+  const incoming = ["INB1", "INB2"].map((number) => {
+    const doc = fixture("invoice-full", supplier);
+    doc.irn = `${number}${process.pid}-${supplier.service_id}-20261115`;
+    doc.accounting_supplier_party = {
+      ...(doc.accounting_supplier_party as Json),
+      party_name: "Àdìsá <Paints> & Co",
+      tin: "55555555-0001",
+    };
+    doc.accounting_customer_party = { ...(doc.accounting_customer_party as Json), tin: local.tin };
+    return doc;
+  });
+  (incoming[1]?.legal_monetary_total as Json).payable_amount = 700000;
+  const receipt = await ctx.inbox.receive(
+    incoming.map((document) => ({ document })),
+    "mbs",
+    "test",
+  );
+  assert.equal(receipt.stored.length, 2, JSON.stringify(receipt));
+  const received = incoming.map((doc) => String(doc.irn));
+  const wrongTotal = String(received[1]);
 
   const browser = await launchBrowser(t);
   const page = await browser.newPage();
@@ -135,6 +157,57 @@ test("/dashboard in a browser: sign in, businesses and credentials, invoice sear
     );
     await page.locator("nav a", { hasText: "Outbox" }).click();
     assert.equal(await page.locator("#failed-transmissions").count(), 0, "no failed transmission is left");
+
+    // The business's received invoices: counted on its page, listed, filtered, one read and rejected.
+    await page.goto(`${url}/dashboard/businesses/${local.business_id}`);
+    const awaiting = page.locator("#received-counts .tile", { hasText: "awaiting a decision" });
+    assert.equal(await awaiting.locator("strong").innerText(), "2");
+    await awaiting.click();
+    await page.waitForURL(/\/inbox\?status=RECEIVED$/);
+    const listedReceived = () => page.locator("#received tbody tr td:first-child").allInnerTexts();
+    assert.deepEqual((await listedReceived()).sort(), [...received].sort());
+    assert.deepEqual(await page.locator("#received tbody tr td:nth-child(2)").allInnerTexts(), [
+      "Àdìsá <Paints> & Co",
+      "Àdìsá <Paints> & Co",
+    ]);
+    await page.locator("a", { hasText: "Clear" }).click();
+    await page.locator("input[name=supplier_tin]").fill("99999999-0001");
+    await page.locator("button", { hasText: "Search" }).click();
+    await page.waitForURL(/supplier_tin=99999999-0001/);
+    assert.deepEqual(await listedReceived(), []);
+    await page.locator("input[name=supplier_tin]").fill("55555555-0001");
+    await page.locator("button", { hasText: "Search" }).click();
+    await page.waitForURL(/supplier_tin=55555555-0001/);
+    assert.equal((await listedReceived()).length, 2);
+    await screenshot(page, "dashboard-inbox");
+    await page.locator("#received a", { hasText: wrongTotal }).click();
+    await page.locator("h1", { hasText: wrongTotal }).waitFor();
+    assert.equal(await page.locator("#supplier").innerText(), "Àdìsá <Paints> & Co");
+    assert.equal(await page.locator("#payable").innerText(), "700000 NGN");
+    const findings = await page.locator("#checks tbody tr").allInnerTexts();
+    assert.ok(
+      findings.some((f) => f.includes("total_payable") && f.includes("legal_monetary_total.payable_amount")),
+      findings.join("\n"),
+    );
+    await screenshot(page, "dashboard-received");
+    await page.locator("input[name=reason]").fill("the total does not add up");
+    await page.locator("#decide button", { hasText: "Reject" }).click();
+    await page.locator("[role=status]", { hasText: "Invoice rejected" }).waitFor();
+    assert.equal(await page.locator("#status .badge").innerText(), "REJECTED");
+    assert.equal(await page.locator("#reason").innerText(), "the total does not add up");
+    assert.equal(await page.locator("#decide").count(), 0, "no decision left to make");
+    assert.deepEqual(
+      (await page.locator("#history tbody tr").allInnerTexts()).map((r) => r.split("\t").slice(1, 3)),
+      [
+        ["received", "test"],
+        ["rejected", "dashboard"],
+      ],
+    );
+    await page.locator("a", { hasText: "its received invoices" }).click();
+    assert.equal(
+      await page.locator("#received tr", { hasText: wrongTotal }).locator(".badge").first().innerText(),
+      "REJECTED",
+    );
 
     await page.locator("button", { hasText: "Sign out" }).click();
     await page.goto(`${url}/dashboard/outbox`);

@@ -217,7 +217,7 @@ test(`Idempotency-Key on ${ENGINE}: after 24 hours a key is free again; expired 
     concurrency: 1,
     pollMs: 20,
     logger: { info() {}, warn() {}, error() {} },
-    housekeeping: { everyMs: 50, run: () => ctx.idempotency.prune() },
+    housekeeping: [{ name: "prune", everyMs: 50, run: () => ctx.idempotency.prune() }],
   });
   worker.start();
   try {

@@ -188,7 +188,7 @@ test(`a running sandbox server on ${ENGINE} seals under the key rotate-data-key 
   // `keys rotate-data-key` in the sandbox: a new key in the key file, then the re-encryption.
   assert.equal(rotateSandboxDataKey(dir), "k2");
   const cli = await instance();
-  assert.deepEqual(await cli.ctx.dataKeys.resealAll(), { kid: "k2", invoices: 1, webhooks: 0 });
+  assert.deepEqual(await cli.ctx.dataKeys.resealAll(), { kid: "k2", invoices: 1, webhooks: 0, received: 0 });
   await cli.close();
 
   const after = freshInvoice(who);
@@ -230,4 +230,48 @@ test(`a server without the key rotate-data-key made current answers 503 rather t
   // Nothing sealed, nothing to refuse: an invoice without confidential fields signs.
   await sign(stale, who, freshInvoice(who, "invoice-minimal"));
   assert.equal((await stale.ctx.db.selectFrom("invoices").select("irn").execute()).length, 1);
+});
+
+test(`rotating on ${ENGINE} re-encrypts the received invoices too: their notes read once the old key is retired`, async (t) => {
+  const { instance } = await deployment(t);
+  const oldKey = `r1:${newSecret.dataKey()}`;
+  const newKey = `r2:${newSecret.dataKey()}`;
+  const server = await instance({ EINVOICE_DATA_KEYS: `${oldKey},${newKey}` });
+  const buyer = await tenant(server.ctx, { tin: "31845560-0001" });
+  const seller = await tenant(server.ctx, { tin: "20198222-0002" });
+  const sent: Json[] = [];
+  for (let i = 0; i < 3; i++) {
+    const invoice = freshInvoice(seller);
+    invoice.accounting_customer_party = { ...(invoice.accounting_customer_party as Json), tin: buyer.tin };
+    invoice.note = `delivery ${i}: gate 4, ask for Ngozi`;
+    const res = await server.app.inject({
+      method: "POST",
+      url: `${API}/sign-transmit`,
+      headers: seller.headers,
+      payload: invoice,
+    });
+    assert.equal(res.statusCode, 200, res.body);
+    sent.push(invoice);
+  }
+  const cli = await instance({ EINVOICE_DATA_KEYS: `${newKey},${oldKey}` });
+  const rotated = await cli.ctx.dataKeys.resealAll();
+  await cli.close();
+  assert.equal(rotated.received, 3);
+  const rows = await server.ctx.db
+    .selectFrom("received_invoices")
+    .select(["irn", "sealed", "document"])
+    .execute();
+  assert.equal(rows.length, 3);
+  for (const row of rows) {
+    assert.equal(sealedKid(row.sealed as string), "r2");
+    // The note is sealed, not in the open document.
+    assert.ok(!row.document.includes("Ngozi"));
+  }
+  await server.close();
+  const reader = await instance({ EINVOICE_DATA_KEYS: newKey });
+  const principal = { businessId: buyer.business_id, apiKey: buyer.api_key };
+  for (const invoice of sent) {
+    const received = await reader.ctx.inbox.read(principal, String(invoice.irn));
+    assert.equal(received.document.note, invoice.note);
+  }
 });

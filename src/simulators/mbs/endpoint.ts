@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from "node:http";
 import type { Answer } from "./envelopes.ts";
 import type { FaultPlanner, PrefixRule, RateClass } from "./faults.ts";
+import type { InboundSource } from "./inbound.ts";
 import type { Query } from "./paging.ts";
 import type { Registry } from "./registry.ts";
 import type { Rules } from "./rules.ts";
@@ -22,6 +23,11 @@ export type Endpoint = {
   handler: string;
   /** Answers without credentials and takes no injected fault but downtime (health, resource lists). */
   open?: boolean;
+  /**
+   * One of the simulator's own routes (`/_simulator/…`), not MBS's: it needs the APP credential but
+   * takes no injected fault, not even downtime, so a test can set up its case whatever faults run.
+   */
+  control?: boolean;
   /** Fault classes of this endpoint alone (`try_later`, `duplicate`; `not_enabled`, `partial`, `no_webhook`). */
   extra?: readonly RateClass[];
   /** Invoice-number words that force a fault on this endpoint's first calls for an IRN. */
@@ -42,4 +48,6 @@ export type SimContext = {
   resources: Readonly<Record<string, readonly object[]>>;
   /** Counts a fault a handler decides on itself (an invoice number marked REJECT). */
   faults: Pick<FaultPlanner, "count">;
+  /** The invoices other APPs' sellers send to the taxpayers (inbound.ts). */
+  inbound: InboundSource;
 };

@@ -60,10 +60,16 @@ export const HANDLERS = {
   credential: "handler",
   invoice: "invoice_actions",
   entity: "entity_actions",
+  /** The simulator's own routes (`/_simulator/…`, and a refused `x-simulator-fault`): not MBS's. */
+  simulator: "simulator",
 } as const;
+
+/** The public message of a request to a simulator's own route that it cannot act on. */
+export const INVALID_SIMULATOR_REQUEST = "invalid simulator request";
 
 /** The handler of a path, for errors raised before a route is known (bad JSON, body too large). */
 export function handlerOf(url: string): string {
+  if (/^\/_simulator\b/.test(url)) return HANDLERS.simulator;
   return /^\/api\/v1\/(?:entity|utilities)\b/.test(url) ? HANDLERS.entity : HANDLERS.invoice;
 }
 

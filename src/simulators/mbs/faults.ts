@@ -119,6 +119,19 @@ export const TRANSMIT_PREFIXES: readonly PrefixRule[] = [
   { word: "NOWEBHOOK", fault: "no_webhook", calls: 2 },
 ];
 
+/**
+ * The receiver's acknowledgement (`PATCH transmit/{IRN}`) of an invoice whose number starts with one
+ * of these: a client that cannot send the fault header (the service's own connector, end to end)
+ * meets a fault on its first acknowledgement. ACKDROP records the acknowledgement and loses the
+ * answer, so the client's retry is a repeat.
+ */
+export const ACK_PREFIXES: readonly PrefixRule[] = [
+  { word: "ACKTRANSIENT", fault: "transient", calls: 1 },
+  { word: "ACKSERVERERROR", fault: "5xx", calls: 1 },
+  { word: "ACKDROP", fault: "drop", calls: 1 },
+  { word: "ACKSLOW", fault: "slow", calls: 1 },
+];
+
 /** What one request asks of the planner. */
 export type FaultQuery = {
   /** "POST /api/v1/invoice/sign": the route pattern, not the URL. */

@@ -74,6 +74,10 @@ export function createRegistry(taxpayers: readonly Taxpayer[]) {
   const invoices = new Map<string, InvoiceRecord>();
   const registrations = new Map<string, number>();
   const refusedSigns = new Map<string, number>();
+  /** Every accepted `PATCH transmit/{IRN}` (the first, which changes the state, and each repeat). */
+  const acknowledgements = new Map<string, number>();
+  /** The IRNs of invoices other APPs' sellers sent to our taxpayers, in the order they came. */
+  const inbound = new Set<string>();
   const parties = new Map<string, Party>();
   const vatReports = new Map<string, Record<string, unknown>>();
   const now = () => new Date().toISOString();
@@ -94,6 +98,9 @@ export function createRegistry(taxpayers: readonly Taxpayer[]) {
     found,
     registrations: () => new Map(registrations),
     refusedSigns: () => new Map(refusedSigns),
+    acknowledgements: () => new Map(acknowledgements),
+    /** The invoices from other APPs' sellers (`deliver`), in the order they came. */
+    inbound: () => [...inbound].map(found),
 
     /** Registers a signed document under its IRN; false when the IRN is taken (nothing changes). */
     register(irn: string, businessId: string, document: Record<string, unknown>): boolean {
@@ -119,6 +126,35 @@ export function createRegistry(taxpayers: readonly Taxpayer[]) {
       return true;
     },
 
+    /**
+     * An invoice another APP's seller signed and MBS transmitted to one of our taxpayers (as buyer):
+     * registered signed and transmitted at once, so `pull` lists it until it is acknowledged. It is
+     * no sign of ours: `registrations()` does not count it. False when the IRN is taken (nothing changes).
+     */
+    deliver(
+      irn: string,
+      businessId: string,
+      document: Record<string, unknown>,
+      transmittedAt: string,
+    ): boolean {
+      if (invoices.has(irn)) return false;
+      invoices.set(irn, {
+        irn,
+        business_id: businessId,
+        entry_status: "TRANSMITTED",
+        payment_status: "PENDING",
+        payments: [],
+        transmitted: true,
+        transmitted_at: transmittedAt,
+        acknowledged: false,
+        acknowledged_at: null,
+        signed_at: transmittedAt,
+        document: structuredClone(document),
+      });
+      inbound.add(irn);
+      return true;
+    },
+
     /** Delivery to the buyer's APP; a repeat finds it done and changes nothing. */
     transmit(irn: string): InvoiceRecord {
       const record = found(irn);
@@ -130,9 +166,11 @@ export function createRegistry(taxpayers: readonly Taxpayer[]) {
       return record;
     },
 
+    /** The receiver's acknowledgement; a repeat changes nothing but is counted in `acknowledgements()`. */
     acknowledge(irn: string): InvoiceRecord {
       const record = found(irn);
       if (!record.transmitted) throw new MbsError(400, NOT_TRANSMITTED, { details: `irn ${irn}` });
+      acknowledgements.set(irn, (acknowledgements.get(irn) ?? 0) + 1);
       if (!record.acknowledged) {
         record.acknowledged = true;
         record.acknowledged_at = now();

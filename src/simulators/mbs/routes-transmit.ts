@@ -1,10 +1,11 @@
 import { TEXTS } from "./checks.ts";
 import type { Endpoint, SimContext } from "./endpoint.ts";
 import { HANDLERS, invalid, MbsError, ok, PARTY_NOT_FOUND } from "./envelopes.ts";
-import { TRANSMIT_PREFIXES } from "./faults.ts";
+import { ACK_PREFIXES, TRANSMIT_PREFIXES } from "./faults.ts";
 import { isRealDate } from "./irn.ts";
 import { isObject, type Query, queryText } from "./paging.ts";
 import type { InvoiceRecord, Party, Registry } from "./registry.ts";
+import type { PullShape } from "./rules.ts";
 
 /** Where an invoice's delivery stands (`transmit/lookup/…`); the shape is the simulator's [unknown]. */
 function transmission(record: InvoiceRecord, registry: Registry) {
@@ -74,6 +75,18 @@ function pull(registry: Registry, query: Query) {
 }
 
 /**
+ * [unknown] `pull`'s answer: no source shows one. Assumed (the `pull_shape` rule's default `list`):
+ * `data` a list of transmission records as `transmit/lookup` answers them, each with the invoice's
+ * `document`. The others a connector must tolerate: `documents`, `data` a bare list of the
+ * documents; `items`, `data` an object `{items: [records]}`.
+ */
+function pulled(records: ReturnType<typeof pull>, shape: PullShape) {
+  if (shape === "documents") return ok(records.map((r) => r.document));
+  if (shape === "items") return ok({ items: records });
+  return ok(records);
+}
+
+/**
  * The receiver's acknowledgement: [doc] the Swagger example sends no body, [client] a 2026 integrator
  * sends `{"message": "ACKNOWLEDGED"}`: both are taken; another message is refused.
  */
@@ -117,9 +130,12 @@ export function transmitEndpoints(ctx: SimContext): Endpoint[] {
       },
     },
     {
+      // Every accepted PATCH, first or repeat, is counted (registry.acknowledgements()); the common
+      // faults apply, `drop` after the acknowledgement took effect.
       method: "PATCH",
       url: "/api/v1/invoice/transmit/:irn",
       handler,
+      prefixes: ACK_PREFIXES,
       handle: (r) => acknowledge(ctx, r.params.irn ?? "", r.body),
     },
     {
@@ -151,7 +167,7 @@ export function transmitEndpoints(ctx: SimContext): Endpoint[] {
       method: "GET",
       url: "/api/v1/invoice/transmit/pull",
       handler,
-      handle: (r) => ok(pull(registry, r.query)),
+      handle: (r) => pulled(pull(registry, r.query), ctx.rules().pull_shape),
     },
     {
       // [doc] the APP's receiving set-up; the answer's fields are the simulator's [unknown].

@@ -23,7 +23,17 @@ export type Rules = {
   documented_vat_path: boolean;
   /** [client] `validate` of a registered IRN answers as a repeated sign does (an integrator's fixture). Off. */
   duplicate_at_validate: boolean;
+  /**
+   * [unknown] the shape of `transmit/pull`'s `data` ([doc] the endpoint and its query; no answer is
+   * shown). `list` (assumed, the default): a list of transmission records, each with the invoice's
+   * `document`; `documents`: a bare list of the documents; `items`: an object `{items: [records]}`.
+   */
+  pull_shape: PullShape;
 };
+
+/** The answers of `pull` a connector must tolerate (the `pull_shape` rule). */
+export const PULL_SHAPES = ["list", "documents", "items"] as const;
+export type PullShape = (typeof PULL_SHAPES)[number];
 
 export const DEFAULT_RULES: Readonly<Rules> = Object.freeze({
   price_unit_limit: false,
@@ -36,6 +46,7 @@ export const DEFAULT_RULES: Readonly<Rules> = Object.freeze({
   confirm_unregistered: 404,
   documented_vat_path: false,
   duplicate_at_validate: false,
+  pull_shape: "list",
 });
 
 export const RULE_NAMES = Object.keys(DEFAULT_RULES) as (keyof Rules)[];
@@ -50,6 +61,10 @@ function ruleValue(name: keyof Rules, value: string, part: string): Rules[keyof 
     if (value === "400" || value === "404") return Number(value) as 400 | 404;
     throw new RuleSpecError(`invalid --rules part "${part}": confirm_unregistered is 404 or 400`);
   }
+  if (name === "pull_shape") {
+    if ((PULL_SHAPES as readonly string[]).includes(value)) return value as PullShape;
+    throw new RuleSpecError(`invalid --rules part "${part}": pull_shape is ${PULL_SHAPES.join(", ")}`);
+  }
   const lower = value.toLowerCase();
   if (ON.has(lower)) return true;
   if (OFF.has(lower)) return false;
@@ -58,7 +73,8 @@ function ruleValue(name: keyof Rules, value: string, part: string): Rules[keyof 
 
 /**
  * `name=value` pairs separated by commas, e.g. `price_unit_limit=on,confirm_unregistered=400`: a
- * switch is on/off (or true/false, 1/0, yes/no), `confirm_unregistered` 404 or 400. Empty means the
+ * switch is on/off (or true/false, 1/0, yes/no), `confirm_unregistered` 404 or 400, `pull_shape`
+ * list, documents or items. Empty means the
  * defaults. The error names the part that is wrong.
  */
 export function parseRules(text: string | undefined): Partial<Rules> {
@@ -89,13 +105,13 @@ export function withRules(base: Readonly<Rules>, changes: Partial<Rules> = {}): 
     if (!(RULE_NAMES as string[]).includes(name)) {
       throw new RuleSpecError(`unknown rule ${name} (known: ${RULE_NAMES.join(", ")})`);
     }
-    const fits =
-      name === "confirm_unregistered" ? value === 400 || value === 404 : typeof value === "boolean";
-    if (!fits) {
-      throw new RuleSpecError(
-        `invalid rule ${name}: ${name === "confirm_unregistered" ? "404 or 400" : "true or false"}`,
-      );
-    }
+    const [fits, expected] =
+      name === "confirm_unregistered"
+        ? [value === 400 || value === 404, "404 or 400"]
+        : name === "pull_shape"
+          ? [(PULL_SHAPES as readonly unknown[]).includes(value), PULL_SHAPES.join(", ")]
+          : [typeof value === "boolean", "true or false"];
+    if (!fits) throw new RuleSpecError(`invalid rule ${name}: ${expected}`);
     (next as Record<string, unknown>)[name] = value;
   }
   return next;

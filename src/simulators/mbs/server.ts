@@ -20,12 +20,14 @@ import {
   tryLater,
 } from "./envelopes.ts";
 import { createFaultPlanner, type Decision, type FaultPlanner, parseFaults } from "./faults.ts";
+import { createInbound, type InboundSummary, MAX_INBOUND } from "./inbound.ts";
 import { decideFault, refusalOf } from "./injection.ts";
 import type { Query } from "./paging.ts";
 import { createRegistry } from "./registry.ts";
 import { createResources } from "./resources.ts";
 import { entityEndpoints } from "./routes-entities.ts";
 import { invoiceEndpoints } from "./routes-invoices.ts";
+import { injectInbound, simulatorEndpoints } from "./routes-simulator.ts";
 import { transmitEndpoints } from "./routes-transmit.ts";
 import { vatEndpoints } from "./routes-vat.ts";
 import { DEFAULT_RULES, parseRules, type Rules, withRules } from "./rules.ts";
@@ -33,6 +35,7 @@ import { loadServiceCodes, SERVICE_CODES_EXTRACT } from "./services-codes.ts";
 import { createTaxpayers, credentialsOf, type MbsTaxpayer } from "./taxpayers.ts";
 
 export { FaultSpecError } from "./faults.ts";
+export { type InboundSummary, MAX_INBOUND, WRONG_TOTAL_OFFSET } from "./inbound.ts";
 export { FAULT_HEADER } from "./injection.ts";
 export { DEFAULT_RULES, parseRules, RuleSpecError, type Rules } from "./rules.ts";
 export type { MbsTaxpayer } from "./taxpayers.ts";
@@ -47,6 +50,19 @@ export type MbsSimulator = {
   registrations(): Map<string, number>;
   /** sign calls refused because the IRN was registered already (an injected `duplicate` is not one) */
   refusedSigns(): Map<string, number>;
+  /**
+   * accepted acknowledgements (`PATCH transmit/{IRN}`) per IRN, the first and every repeat — a
+   * test asserts how often the receiver's side acknowledged each invoice
+   */
+  acknowledgements(): Map<string, number>;
+  /** the invoices from other APPs' sellers made at start (option `inbound`), in order */
+  inbound: InboundSummary[];
+  /**
+   * Injects invoices from other APPs' sellers, as `POST /_simulator/inbound` does, with the same
+   * body: `{count, buyer_tin?, wrong_total?, transmitted_at?}` or `{document, transmitted_at?}`. The
+   * IRNs registered; bad input throws, naming what is wrong.
+   */
+  injectInbound(request: unknown): string[];
   /** how many requests got each fault class so far, e.g. {transient: 12, slow: 3} */
   faultCounts(): Record<string, number>;
   /** the registered invoice's record (state, payment status, transmitted?, acknowledged?, the document) */
@@ -77,6 +93,11 @@ export type MbsSimulatorOptions = {
   rules?: Partial<Rules> | string;
   /** A JSON file of ISIC Rev. 4 classes to serve as `services-codes` (default: a 16-class extract). */
   isicFile?: string;
+  /**
+   * How many invoices from other APPs' sellers wait in `pull` at start (default 0, at most
+   * MAX_INBOUND): spread over the taxpayers as buyers and transmitted over today and the 2 days before.
+   */
+  inbound?: number;
 };
 
 /** Bodies above this are refused (413) before they are read in full. */
@@ -135,7 +156,7 @@ async function afterEffect(
 
 async function run(deps: Deps, endpoint: Endpoint, request: FastifyRequest, reply: FastifyReply) {
   const sim = toRequest(request);
-  if (endpoint.open) {
+  if (endpoint.open || endpoint.control) {
     const answer = await outcomeOf(endpoint, sim);
     return reply.code(answer.status).send(answer.body);
   }
@@ -171,15 +192,17 @@ function installShared(app: FastifyInstance, deps: Deps, endpoints: ReadonlyMap<
     if (String(body).trim() === "") done(null, undefined);
     else parseJson(request, String(body), done);
   });
-  // Before the body is read: downtime answers everything, a bad credential every closed route.
+  // Before the body is read: downtime answers everything but the simulator's own routes, a bad
+  // credential every closed route.
   app.addHook("onRequest", async (request, reply) => {
-    if (deps.planner.inDowntime()) {
-      deps.planner.count("down");
-      return reply.code(503).send(errorBody(new MbsError(503, SERVER_ERRORS[503]), handlerOf(request.url)));
-    }
     // Fastify answers HEAD with the GET route: it is as open as that route.
     const method = request.method === "HEAD" ? "GET" : request.method;
     const endpoint = endpoints.get(`${method} ${request.routeOptions.url}`);
+    // The simulator's own routes are up while MBS is down: a test sets its case up whatever runs.
+    if (!endpoint?.control && deps.planner.inDowntime()) {
+      deps.planner.count("down");
+      return reply.code(503).send(errorBody(new MbsError(503, SERVER_ERRORS[503]), handlerOf(request.url)));
+    }
     // [recorded] a path MBS has no route for answers 404 before any credential check.
     if (endpoint?.enabled && !endpoint.enabled(deps.ctx.rules())) {
       const { status, body } = noRoute();
@@ -229,6 +252,7 @@ function buildApp(deps: Deps): FastifyInstance {
     ...invoiceEndpoints(deps.ctx),
     ...transmitEndpoints(deps.ctx),
     ...vatEndpoints(deps.ctx),
+    ...simulatorEndpoints(deps.ctx),
   ];
   installShared(app, deps, new Map(endpoints.map((e) => [`${e.method} ${e.url}`, e])));
   for (const endpoint of endpoints) {
@@ -255,6 +279,7 @@ export function isLoopback(host: string): boolean {
 function checkedOptions(options: MbsSimulatorOptions) {
   const seed = options.seed ?? 1;
   const count = options.taxpayers ?? 4;
+  const inbound = options.inbound ?? 0;
   const port = options.port ?? 0;
   const host = options.host ?? "127.0.0.1";
   if (!isLoopback(host) && options.expose !== true) {
@@ -267,9 +292,13 @@ function checkedOptions(options: MbsSimulatorOptions) {
     throw new Error(`invalid taxpayers ${count}: a whole number from 1 to ${MAX_TAXPAYERS}`);
   }
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`invalid port ${port}`);
+  if (!Number.isInteger(inbound) || inbound < 0 || inbound > MAX_INBOUND) {
+    throw new Error(`invalid inbound ${inbound}: a whole number from 0 to ${MAX_INBOUND}`);
+  }
   return {
     seed,
     count,
+    inbound,
     port,
     host,
     spec: parseFaults(options.faults),
@@ -280,18 +309,25 @@ function checkedOptions(options: MbsSimulatorOptions) {
 
 /** Starts the simulator on a real socket; `port` 0 (the default here) picks a free one. */
 export async function startMbsSimulator(options: MbsSimulatorOptions = {}): Promise<MbsSimulator> {
-  const { seed, count, port, host, spec, serviceCodes, ...initial } = checkedOptions(options);
+  const { seed, count, inbound, port, host, spec, serviceCodes, ...initial } = checkedOptions(options);
   let rules = initial.rules;
   const credentials = credentialsOf(seed, options.seed === undefined ? "random" : "seed");
   const registry = createRegistry(await createTaxpayers(seed, count));
   const planner = createFaultPlanner(seed, spec);
   const closing = new AbortController();
   const resources = createResources(serviceCodes);
-  const app = buildApp({
-    ctx: { seed, credentials, registry, faults: planner, rules: () => rules, resources },
-    planner,
-    closing: closing.signal,
-  });
+  const source = createInbound(seed, registry);
+  const seeded = source.seed(inbound).map((irn) => source.summary(irn));
+  const ctx: SimContext = {
+    seed,
+    credentials,
+    registry,
+    faults: planner,
+    rules: () => rules,
+    resources,
+    inbound: source,
+  };
+  const app = buildApp({ ctx, planner, closing: closing.signal });
   await app.listen({ port, host });
   // Downtime windows count from the moment the simulator answers, not from when its keys were made.
   planner.setSpec(spec);
@@ -309,6 +345,9 @@ export async function startMbsSimulator(options: MbsSimulatorOptions = {}): Prom
     })),
     registrations: () => registry.registrations(),
     refusedSigns: () => registry.refusedSigns(),
+    acknowledgements: () => registry.acknowledgements(),
+    inbound: seeded,
+    injectInbound: (request) => injectInbound(ctx, request),
     faultCounts: () => planner.counts(),
     invoice: (irn) => structuredClone(registry.invoice(irn)),
     vatReports: () => structuredClone(registry.vatReports()),

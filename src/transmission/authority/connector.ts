@@ -63,6 +63,31 @@ export class DeliveryError extends JobFailure {
 }
 
 /**
+ * An invoice the authority holds for one of this APP's taxpayers as its buyer: its document, and
+ * what the listing says of it besides (the buyer's TIN where the document references its party by
+ * id only, when it was transmitted).
+ */
+export type WaitingInvoice = {
+  document: Record<string, unknown>;
+  irn?: string;
+  customerTin?: string;
+  supplierTin?: string;
+  transmittedAt?: string;
+};
+
+/**
+ * The buyer's side of an authority that relays invoices between access points (MBS): the invoices
+ * waiting for this APP's taxpayers, and the receipt of one told back. Both must be safe to repeat:
+ * a pull lists again what it listed, an acknowledgement is sent again after an ambiguous failure.
+ */
+export type ReceiptsConnector = {
+  /** The invoices transmitted to this APP's taxpayers between two days (YYYY-MM-DD, both included). */
+  pull(window: { from: string; to: string }, signal: AbortSignal): Promise<WaitingInvoice[]>;
+  /** Tells the authority the buyer has the invoice; what it answered, as it answered it. */
+  acknowledge(irn: string, signal: AbortSignal): Promise<unknown>;
+};
+
+/**
  * Where a signed invoice goes to be fiscalized. Delivery must be idempotent on the IRN: the outbox
  * retries after ambiguous failures, so the same invoice may arrive twice and is fiscalized once.
  */
@@ -74,6 +99,8 @@ export type AuthorityConnector = {
    * others keep them here only. Each must be idempotent: the outbox repeats after ambiguous failures.
    */
   forward?: (message: ForwardedMessage, signal: AbortSignal) => Promise<void>;
+  /** Authorities that relay invoices to buyers' access points (MBS) let this one collect its taxpayers'. */
+  receipts?: ReceiptsConnector;
 };
 
 /** A change the authority is told of after the invoice's delivery, as an outbox job's payload. */

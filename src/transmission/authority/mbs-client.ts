@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { isRedirect, redirectOf } from "../../redirects.ts";
 import { DeliveryError } from "./connector.ts";
 import type { MbsAnswer } from "./mbs-answers.ts";
+import type { PullConfirmed } from "./mbs-receipts.ts";
 
 export type MbsSettings = {
   url: string;
@@ -13,10 +14,15 @@ export type MbsSettings = {
   /** How often a sign refused (4xx) for an IRN still not registered is repeated, and after what pause. */
   signRepeats?: number;
   signRepeatDelayMs?: number;
+  /** `pull`'s `confirmed` query (mbs-receipts.ts). */
+  pullConfirmed?: PullConfirmed;
 };
 
 /** The most of an answer read: MBS answers are small; a proxy's page or a runaway body is cut off. */
 const MAX_BODY_BYTES = 1 << 20;
+
+/** An answer longer than the call allows, where a cut-off answer would be read as a shorter list. */
+class AnswerTooLarge extends Error {}
 
 /** What stands for a credential in an answer. */
 export const MASK = "***";
@@ -83,7 +89,8 @@ export function mbsClient(settings: MbsSettings) {
     "x-api-secret": settings.apiSecret,
   };
 
-  async function readBody(response: Response): Promise<unknown> {
+  /** The answer's body; past `limit` bytes, cut off (`strict`: refused, for a list that must be whole). */
+  async function readBody(response: Response, limit: number, strict: boolean): Promise<unknown> {
     const reader = response.body?.getReader();
     if (!reader) return null;
     const chunks: Uint8Array[] = [];
@@ -92,8 +99,9 @@ export function mbsClient(settings: MbsSettings) {
       const { done, value } = await reader.read();
       if (done) break;
       size += value.byteLength;
-      if (size > MAX_BODY_BYTES) {
+      if (size > limit) {
         await reader.cancel();
+        if (strict) throw new AnswerTooLarge(`over ${limit} bytes`);
         break;
       }
       chunks.push(value);
@@ -117,6 +125,8 @@ export function mbsClient(settings: MbsSettings) {
       path: string,
       signal: AbortSignal,
       body?: unknown,
+      /** `maxBytes`: the answer's bound, over which the call fails (default: cut off at 1 MiB). */
+      options: { maxBytes?: number } = {},
     ): Promise<MbsAnswer & { requestId: string }> {
       const requestId = randomUUID();
       const limit = AbortSignal.timeout(settings.callTimeoutMs);
@@ -150,9 +160,18 @@ export function mbsClient(settings: MbsSettings) {
         );
       }
       try {
-        return { status: response.status, body: await readBody(response), requestId };
+        const bound = options.maxBytes ?? MAX_BODY_BYTES;
+        return {
+          status: response.status,
+          body: await readBody(response, bound, options.maxBytes !== undefined),
+          requestId,
+        };
       } catch (err) {
         if (signal.aborted) throw err;
+        if (err instanceof AnswerTooLarge)
+          throw new DeliveryError(
+            `MBS ${step}'s answer is over ${options.maxBytes} bytes (request ${requestId})`,
+          );
         // The connection dropped mid-answer: whether the call took effect is unknown.
         throw new DeliveryError(`MBS ${step}'s answer was cut off (request ${requestId})`);
       }

@@ -5,6 +5,7 @@ import { DeliveryError } from "./connector.ts";
 import { classify, describe, failureOf, isObject, type MbsAnswer } from "./mbs-answers.ts";
 import { type MbsClient, type MbsSettings, mbsClient } from "./mbs-client.ts";
 import { mbsDocument, mbsPaymentUpdate, mbsVatReports } from "./mbs-mapping.ts";
+import { mbsReceipts } from "./mbs-receipts.ts";
 
 /** The `data` of an MBS success envelope. */
 const dataOf = (answer: MbsAnswer) => (isObject(answer.body) ? answer.body.data : undefined);
@@ -201,5 +202,6 @@ export function mbsAuthority(settings: MbsSettings): AuthorityConnector {
       return transmit(delivery.irn, signal);
     },
     forward,
+    receipts: mbsReceipts(client, settings.pullConfirmed),
   };
 }

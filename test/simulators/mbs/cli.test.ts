@@ -196,3 +196,60 @@ test("the simulator listens on loopback only unless --expose (expose: true) says
     /refusing to listen on 0\.0\.0\.0: .*pass --expose/,
   );
 });
+
+test("simulate mbs --inbound n prints the invoices from other APPs' sellers, and pull lists them; a bad n is refused", {
+  timeout: TIMEOUT,
+}, async (t) => {
+  const child = spawn(
+    process.execPath,
+    ["bin/einvoice.js", "simulate", "mbs", "--port", "0", "--seed", "7", "--inbound", "5"],
+    { cwd: REPO_ROOT, env: cleanEnv({}), stdio: ["ignore", "pipe", "pipe"] },
+  );
+  t.after(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  });
+  const exited = once(child, "exit");
+  let stdout = "";
+  let stderr = "";
+  child.stderr.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString("utf8");
+  });
+  const line = await new Promise<string>((resolve, reject) => {
+    child.stdout.on("data", (chunk: Buffer) => {
+      stdout += chunk.toString("utf8");
+      if (stdout.includes("\n")) resolve(stdout.slice(0, stdout.indexOf("\n")));
+    });
+    child.on("exit", (code) => reject(new Error(`exited ${code} before printing: ${stderr}`)));
+  });
+  const printed = JSON.parse(line) as Json;
+  assert.deepEqual(Object.keys(printed), ["url", "api_key", "api_secret", "taxpayers", "inbound"]);
+  const inbound = printed.inbound as Json[];
+  assert.equal(inbound.length, 5);
+  const buyers = new Set((printed.taxpayers as Json[]).map((tp) => tp.tin));
+  for (const entry of inbound) {
+    assert.deepEqual(Object.keys(entry), [
+      "irn",
+      "business_id",
+      "supplier_tin",
+      "buyer_tin",
+      "transmitted_at",
+    ]);
+    assert.match(String(entry.irn), /^[A-Z0-9]+-[0-9A-F]{8}-\d{8}$/);
+    assert.ok(buyers.has(entry.buyer_tin), "to one of the printed taxpayers");
+    assert.ok(!buyers.has(entry.supplier_tin), "from a seller elsewhere");
+  }
+  const sim = {
+    url: String(printed.url),
+    api_key: String(printed.api_key),
+    api_secret: String(printed.api_secret),
+  };
+  const pulled = await call(sim, "GET", "/api/v1/invoice/transmit/pull?confirmed=false");
+  assert.equal(pulled.status, 200);
+  assert.deepEqual((pulled.body.data as Json[]).map((r) => r.irn).sort(), inbound.map((e) => e.irn).sort());
+  child.kill("SIGTERM");
+  const [code] = await exited;
+  assert.equal(code, 0, stderr);
+
+  failed(await cli(["simulate", "mbs", "--port", "0", "--inbound", "10001"], {}), /invalid inbound 10001/);
+  failed(await cli(["simulate", "mbs", "--port", "0", "--inbound", "many"], {}), /invalid --inbound "many"/);
+});

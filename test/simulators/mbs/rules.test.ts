@@ -152,6 +152,32 @@ const CASES: Case[] = [
     whenDefault: accepted,
     whenOther: (r) => tryLater(r),
   },
+  {
+    rule: "pull_shape",
+    mark: "[unknown] pull's answer: a list of records (assumed), or {items: [...]}, or bare documents",
+    other: "items",
+    send: async (sim) => {
+      const [irn] = sim.injectInbound({ count: 1, buyer_tin: first(sim).tin });
+      const reply = await call(sim, "GET", "/api/v1/invoice/transmit/pull");
+      data(
+        await call(sim, "PATCH", `/api/v1/invoice/transmit/${irn}`, { body: { message: "ACKNOWLEDGED" } }),
+      );
+      return reply;
+    },
+    whenDefault: (r) => {
+      const list = data(r) as unknown as Json[];
+      const [record] = list;
+      assert.ok(record && list.length === 1);
+      assert.equal(record.transmitted, true);
+      assert.equal((record.document as Json).irn, record.irn);
+    },
+    whenOther: (r) => {
+      const items = (data(r) as { items: Json[] }).items;
+      const [record] = items;
+      assert.ok(record && items.length === 1);
+      assert.equal((record.document as Json).irn, record.irn);
+    },
+  },
 ];
 
 const DOCUMENTED_REPORT = {
@@ -182,6 +208,7 @@ test("every rule of the spec's section 8 has a case here, and a default", () => 
     confirm_unregistered: 404,
     documented_vat_path: false,
     duplicate_at_validate: false,
+    pull_shape: "list",
   });
 });
 

@@ -73,30 +73,44 @@ function partyBlock(doc: PDFKit.PDFDocument, party: Party, x: number, y: number,
 }
 
 /** The two codes, the platform's above the verification one, each with its caption; returns the bottom. */
-function qrColumn(doc: PDFKit.PDFDocument, view: InvoiceView, y: number): number {
+function qrColumn(doc: PDFKit.PDFDocument, codes: NonNullable<InvoiceView["codes"]>, y: number): number {
   const x = PAGE.margin + CONTENT_WIDTH - QR_COLUMN;
   const caption = (value: string, at: number) => {
     write(doc, CAPTION, value, { x, y: at, width: QR_COLUMN, align: "right" });
     return at + measure(doc, CAPTION, value, QR_COLUMN);
   };
-  drawQr(doc, view.qrText, "H", { x, y, size: PLATFORM_QR_SIZE });
+  drawQr(doc, codes.platform, "H", { x, y, size: PLATFORM_QR_SIZE });
   let at = caption("Tax authority QR code (IRN)", y + PLATFORM_QR_SIZE + 5) + 10;
   const offset = QR_COLUMN - VERIFICATION_QR_SIZE;
-  drawQr(doc, view.verificationText, "M", { x: x + offset, y: at, size: VERIFICATION_QR_SIZE });
+  drawQr(doc, codes.verification, "M", { x: x + offset, y: at, size: VERIFICATION_QR_SIZE });
   at = caption("Scan with a phone to verify", at + VERIFICATION_QR_SIZE + 5);
   return at;
 }
 
-/** The first page's top: title, the invoice's facts, both parties, and the QR codes on the right. */
+/** A received invoice's line on a band: where it came from and where it stands; returns the bottom. */
+function receiptBand(doc: PDFKit.PDFDocument, value: string, y: number, width: number): number {
+  const height = measure(doc, STYLE.body, value, width - 12) + 8;
+  doc.rect(PAGE.margin, y, width, height).fill(COLOR.band);
+  write(doc, STYLE.body, value, { x: PAGE.margin + 6, y: y + 4, width: width - 12 });
+  return y + height;
+}
+
+/**
+ * The first page's top: title, the invoice's facts, both parties, and the QR codes on the right. A
+ * received invoice has no codes of this service: its line of receipt under the title, and its facts
+ * over the whole width.
+ */
 export function header(flow: Flow, view: InvoiceView): void {
   const { doc } = flow;
   const top = PAGE.margin;
-  let y = stack(doc, [[TITLE, view.title]], PAGE.margin, top, LEFT_WIDTH) + 6;
-  y = pairs(doc, view.meta, PAGE.margin, y, [82, LEFT_WIDTH - 82]) + 14;
-  const partyWidth = (LEFT_WIDTH - GAP) / 2;
+  const left = view.codes ? LEFT_WIDTH : CONTENT_WIDTH;
+  let y = stack(doc, [[TITLE, view.title]], PAGE.margin, top, left) + 6;
+  if (view.receipt) y = receiptBand(doc, view.receipt, y, left) + 8;
+  y = pairs(doc, view.meta, PAGE.margin, y, [82, left - 82]) + 14;
+  const partyWidth = (left - GAP) / 2;
   const seller = partyBlock(doc, view.seller, PAGE.margin, y, partyWidth);
   const buyer = partyBlock(doc, view.buyer, PAGE.margin + partyWidth + GAP, y, partyWidth);
-  const qrBottom = qrColumn(doc, view, top);
+  const qrBottom = view.codes ? qrColumn(doc, view.codes, top) : top;
   flow.y = Math.max(seller, buyer, qrBottom) + 16;
 }
 

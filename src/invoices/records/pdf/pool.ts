@@ -1,12 +1,12 @@
 import { FairQueue, QueueFull } from "../../../threads/fair-queue.ts";
 import { WorkerPool } from "../../../threads/worker-pool.ts";
-import type { InvoicePdfInput } from "./render.ts";
+import type { PdfInput } from "./render.ts";
 
 /** Whose PDF it is (its share of the queue), and the signal that drops it while it waits. */
 export type RenderOptions = { business?: string | undefined; signal?: AbortSignal | undefined };
 
 export type PdfRenderer = {
-  render(input: InvoicePdfInput, options?: RenderOptions): Promise<Buffer>;
+  render(input: PdfInput, options?: RenderOptions): Promise<Buffer>;
   /** Throws the PdfRendererBusy a PDF of `business` would meet now: refused before its invoice is read. */
   admit(business: string | undefined): void;
   /** PDFs rendered, dropped while waiting (client gone), refused (queue full); waiting and rendering now. */
@@ -40,7 +40,7 @@ export function pdfRenderer(options: {
   timeLimitMs?: number;
 }): PdfRenderer {
   const timeLimitMs = options.timeLimitMs ?? 10_000;
-  const queue = new FairQueue<InvoicePdfInput, Buffer>({
+  const queue = new FairQueue<PdfInput, Buffer>({
     share: options.share ?? PDF_SHARE,
     capacity: options.maxQueue ?? PDF_QUEUE,
     work: { one: "PDF", plural: "PDFs", verb: "rendered" },

@@ -2,17 +2,18 @@ import PDFDocument from "pdfkit";
 import { adjustments, footers, header, lines, payment, totals } from "./blocks.ts";
 import { registerFonts } from "./fonts.ts";
 import type { Flow } from "./layout.ts";
-import { type InvoicePdfInput, invoiceView } from "./view.ts";
+import { invoiceView, type PdfInput } from "./view.ts";
 
-export type { InvoicePdfInput } from "./view.ts";
+export type { InvoicePdfInput, PdfInput, ReceivedPdfInput } from "./view.ts";
 
 /**
  * The invoice as the buyer receives it: one A4 PDF with the parties, the lines (over as many pages
  * as they take, the table's header on each), the tax and totals, how to pay, both QR codes, and on
  * every page the signature's key id and hash. The same input gives the same bytes: the file's dates
- * and id come from the signing time.
+ * and id come from the signing time. A received invoice is printed the same way from the document as
+ * received, without this service's codes and signature (it did not sign it), saying where it came from.
  */
-export async function renderInvoicePdf(input: InvoicePdfInput): Promise<Buffer> {
+export async function renderInvoicePdf(input: PdfInput): Promise<Buffer> {
   const view = invoiceView(input);
   const doc = new PDFDocument({
     size: "A4",

@@ -3,9 +3,49 @@ import { busyError, droppedError, JobDropped } from "../../../threads/fair-queue
 import type { InvoiceQueries } from "../invoice-queries.ts";
 import { PdfCache } from "./cache.ts";
 import { type PdfRenderer, PdfRendererBusy, type RenderOptions } from "./pool.ts";
+import type { PdfInput, ReceivedPdfInput } from "./render.ts";
 
 /** The most bytes of rendered PDFs kept for the next fetch of the same invoice in the same state. */
 export const PDF_CACHE_BYTES = 32 * 2 ** 20;
+
+/** What a received invoice's copy prints besides its document: the inbox's row of it. */
+export type ReceivedPrintable = {
+  irn: string;
+  status: string;
+  source: string;
+  supplier_tin: string | null;
+  supplier_name: string | null;
+  received_at: string;
+};
+
+/**
+ * Where a business's received invoices are read, under the inbox's tenant rules (another business's
+ * IRN is not found): the inbox's service, handed in by the caller, as this folder does not import it.
+ */
+export type ReceivedDocuments = {
+  document(
+    principal: Principal,
+    irn: string,
+  ): Promise<{ row: ReceivedPrintable; document: Record<string, unknown> }>;
+};
+
+/** The input of a received invoice's copy. */
+export function receivedPdfInput(
+  row: ReceivedPrintable,
+  document: Record<string, unknown>,
+): ReceivedPdfInput {
+  return {
+    irn: row.irn,
+    status: row.status,
+    document,
+    received: {
+      supplierTin: row.supplier_tin,
+      supplierName: row.supplier_name,
+      at: row.received_at,
+      source: row.source,
+    },
+  };
+}
 
 /** A rendering several requests wait for: dropped only once every one of them has gone. */
 type Shared = { pdf: Promise<Buffer>; controller: AbortController; waiting: number };
@@ -29,7 +69,7 @@ export function invoicePdfs(deps: {
 
   /** `load` reads the invoice: not done when the business's share of the queue is used anyway. */
   async function render(
-    load: () => Promise<Awaited<ReturnType<InvoiceQueries["printable"]>>>,
+    load: () => Promise<{ input: PdfInput; revision: string }>,
     options: RenderOptions,
     rendered?: (pdf: Buffer, revision: string) => void,
   ): Promise<Buffer> {
@@ -92,6 +132,20 @@ export function invoicePdfs(deps: {
     },
     /** Any business's invoice, for the operator (the CLI): rendered each time, in the queue's lane without a business. */
     operatorPdf: (irn: string) => render(() => records.operatorPrintable(irn), {}),
+    /**
+     * The copy of an invoice the business received, from `inbox` under its tenant rules: through the
+     * same queue, in the business's lane, and dropped when `signal` fires before it is rendered.
+     * Rendered each time: a buyer reads one a few times, and its share of the queue bounds the rest.
+     */
+    receivedPdf(principal: Principal, irn: string, inbox: ReceivedDocuments, signal?: AbortSignal) {
+      return render(
+        async () => {
+          const { row, document } = await inbox.document(principal, irn);
+          return { input: receivedPdfInput(row, document), revision: row.status };
+        },
+        { business: principal.businessId, signal },
+      );
+    },
     /** The renderer's counts (rendered, dropped, refused, waiting) and the cache's. */
     stats: () => ({
       ...renderer.stats?.(),

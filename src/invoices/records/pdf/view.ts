@@ -17,6 +17,30 @@ export type InvoicePdfInput = {
   signedAt: string;
 };
 
+/**
+ * What a received invoice's copy is made from: the supplier's document as received. This service did
+ * not sign it: no platform QR code, no verification QR code, no signature block; a line says where
+ * it came from instead.
+ */
+export type ReceivedPdfInput = {
+  irn: string;
+  /** The buyer's decision: RECEIVED, ACKNOWLEDGED or REJECTED. */
+  status: string;
+  /** The document as received. */
+  document: Record<string, unknown>;
+  received: {
+    supplierTin: string | null;
+    supplierName: string | null;
+    /** When this service received it (ISO 8601). */
+    at: string;
+    /** mbs: pulled from the tax authority; builtin: signed by another business of this service. */
+    source: string;
+  };
+};
+
+/** Either copy: one this service signed, or one a business of it received. */
+export type PdfInput = InvoicePdfInput | ReceivedPdfInput;
+
 export type Pair = [label: string, value: string];
 export type Party = { role: string; name: string; lines: string[] };
 export type Line = {
@@ -47,10 +71,13 @@ export type InvoiceView = {
   payment: Pair[];
   terms: string | undefined;
   note: string | undefined;
-  qrText: string;
-  verificationText: string;
+  /** The two QR codes of an invoice this service signed; none on a received one. */
+  codes: { platform: string; verification: string } | undefined;
+  /** Where a received invoice came from, and its status; undefined on one this service signed. */
+  receipt: string | undefined;
   /** The footer's text, the same on every page. */
   signature: string;
+  /** The file's date: when it was signed, or received. */
   signedAt: Date;
 };
 
@@ -199,7 +226,7 @@ function currencyLabel(code: string | undefined): string | undefined {
   return known ? `${code} (${known.name}, ${known.symbol_native})` : code;
 }
 
-function meta(input: InvoicePdfInput, irn: string, number: string, document: unknown): Pair[] {
+function meta(input: PdfInput, irn: string, number: string, document: unknown): Pair[] {
   const at = (key: string) => text(field(document, key));
   const currency = at("document_currency_code");
   const taxCurrency = at("tax_currency_code");
@@ -224,6 +251,43 @@ function meta(input: InvoicePdfInput, irn: string, number: string, document: unk
   ]);
 }
 
+const SOURCES: Record<string, string> = {
+  mbs: "via the tax authority (MBS)",
+  builtin: "via this service, from another business of it",
+};
+
+/** "2026-11-16 09:30 UTC" from an ISO time; what was given when it is none. */
+function dayTime(iso: unknown): string | undefined {
+  const value = text(iso);
+  const at = value === undefined ? Number.NaN : Date.parse(value);
+  return Number.isNaN(at) ? value : `${new Date(at).toISOString().slice(0, 16).replace("T", " ")} UTC`;
+}
+
+/** The line under a received invoice's title: from whom, when, how, and where it stands. */
+function receipt(input: ReceivedPdfInput): string {
+  const { received } = input;
+  const name = text(received.supplierName, CAP.name);
+  const tin = text(received.supplierTin);
+  const supplier = [name ?? "the supplier", tin && `(TIN ${tin})`].filter(Boolean).join(" ");
+  const source = text(received.source);
+  const via = (source && SOURCES[source]) ?? (source ? `via ${source}` : undefined);
+  const on = dayTime(received.at);
+  const status = text(input.status);
+  return [
+    ["Received from", supplier, on && `on ${on}`, via].filter(Boolean).join(" "),
+    status && `status ${status}`,
+  ]
+    .filter(Boolean)
+    .join("  ·  ");
+}
+
+function receivedFooter(input: ReceivedPdfInput): string {
+  const on = dayTime(input.received.at);
+  return [on && `Received ${on}`, "the supplier's invoice as received: not signed by this service"]
+    .filter(Boolean)
+    .join("  ·  ");
+}
+
 function footer(input: InvoicePdfInput): string {
   const signed = text(input.signedAt);
   const kid = text(field(input.signature, "kid"), CAP.name);
@@ -233,14 +297,17 @@ function footer(input: InvoicePdfInput): string {
   return parts.filter(Boolean).join("  ·  ");
 }
 
-/** The printed form of a stored invoice; throws on nothing the document may hold. */
-export function invoiceView(input: InvoicePdfInput): InvoiceView {
+/** The printed form of a stored or received invoice; throws on nothing the document may hold. */
+export function invoiceView(input: PdfInput): InvoiceView {
   const document: unknown = input.document;
+  const received = "received" in input ? input : undefined;
+  const sent = "received" in input ? undefined : input;
   const irn = text(input.irn) ?? text(field(document, "irn")) ?? "";
   const number = irn.split("-")[0] ?? "";
   const currency = text(field(document, "document_currency_code"));
   const digits = Math.min(Math.max(num(currency && currencies.get(currency)?.decimal_digits) ?? 2, 0), 4);
-  const signedAt = new Date(typeof input.signedAt === "string" ? input.signedAt : Number.NaN);
+  const dated = received ? received.received.at : sent?.signedAt;
+  const signedAt = new Date(typeof dated === "string" ? dated : Number.NaN);
   return {
     title: title(text(field(document, "invoice_type_code"))),
     number,
@@ -257,9 +324,12 @@ export function invoiceView(input: InvoicePdfInput): InvoiceView {
     payment: payment(document),
     terms: paragraph(field(document, "payment_terms_note")),
     note: paragraph(field(document, "note")),
-    qrText: typeof input.qrText === "string" ? input.qrText : "",
-    verificationText: typeof input.verificationText === "string" ? input.verificationText : "",
-    signature: footer(input),
+    codes: sent && {
+      platform: typeof sent.qrText === "string" ? sent.qrText : "",
+      verification: typeof sent.verificationText === "string" ? sent.verificationText : "",
+    },
+    receipt: received && receipt(received),
+    signature: received ? receivedFooter(received) : sent ? footer(sent) : "",
     // A fixed date keeps the file the same for the same record (pdfkit derives the file id from it).
     signedAt: Number.isNaN(signedAt.getTime()) ? new Date(0) : signedAt,
   };

@@ -1,0 +1,54 @@
+import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { type TSchema, Type } from "typebox";
+import { clientGone } from "../http/client-gone.ts";
+import { responses } from "../http/openapi.ts";
+import type { InvoicePdfs, ReceivedDocuments } from "../invoices/records/pdf/service.ts";
+import { InboxIrnParams } from "./inbox-route-schemas.ts";
+
+const PREFIX = "/api/v1/einvoice/inbox";
+const BY_IRN = [400, 401, 404, 429, 503];
+
+/**
+ * A received invoice's PDF: the same A4 layout as a signed invoice's, from the document as received,
+ * without this service's QR codes and signature (it did not sign it). A business prints only its
+ * own: another's IRN is not found.
+ */
+export function inboxPdfRoutes(deps: {
+  inbox: ReceivedDocuments;
+  pdfs: Pick<InvoicePdfs, "receivedPdf">;
+}): FastifyPluginAsyncTypebox {
+  const { inbox, pdfs } = deps;
+  return async (app) => {
+    app.get(
+      `${PREFIX}/:irn.pdf`,
+      {
+        schema: {
+          summary:
+            "A received invoice as an A4 PDF: the supplier's document as received, where it came from and its status",
+          tags: ["inbox"],
+          params: InboxIrnParams,
+          response: {
+            ...responses(Type.Object({}), "", BY_IRN),
+            // A document, not JSON: described by its content type.
+            200: {
+              description: "the received invoice, application/pdf",
+              content: { "application/pdf": { schema: { type: "string", format: "binary" } } },
+            } as unknown as TSchema,
+          },
+        },
+        config: { handler: "inbox.pdf", failureMessage: "Failed to fetch invoice" },
+      },
+      async (request, reply) => {
+        // A PDF whose client has gone is not rendered.
+        const pdf = await pdfs.receivedPdf(request.principal, request.params.irn, inbox, clientGone(reply));
+        return reply
+          .type("application/pdf")
+          .header(
+            "content-disposition",
+            `inline; filename="${request.params.irn.replace(/[^A-Za-z0-9._-]/g, "_")}.pdf"`,
+          )
+          .send(pdf);
+      },
+    );
+  };
+}

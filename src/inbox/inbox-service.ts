@@ -1,0 +1,334 @@
+import type { Principal } from "../businesses/business-service.ts";
+import type { Sealer } from "../crypto/sealer.ts";
+import { type Db, type Executor, writeTransaction } from "../db/database.ts";
+import type { Business, ReceivedStatus } from "../db/schema.ts";
+import { DomainError, type Violation } from "../errors.ts";
+import { openDocument, storeDocument } from "../invoices/stored-document.ts";
+import type { OutboxQueue } from "../outbox/outbox-service.ts";
+import type { Plan } from "../outbox/verdict.ts";
+import type { WebhookNotifier } from "../webhooks/notifier.ts";
+import type {
+  InboxFilter,
+  InboxRepository,
+  NewReceived,
+  ReceivedEvent,
+  ReceivedRow,
+  ReceivedSummary,
+} from "./inbox-repository.ts";
+import { type Checked, checkReceived, type Incoming, plainTin } from "./received-checks.ts";
+
+/** Where a received invoice came from: pulled from the authority, or signed by a business of this service. */
+export type Source = "mbs" | "builtin";
+
+/** What a batch of incoming invoices became. */
+export type Receipt = {
+  /** Stored now, each once. */
+  stored: Array<{ irn: string; businessId: string; warnings: number }>;
+  /** Stored before (another pull, another process): left as they were. */
+  already: number;
+  /** Not for any business of this service, or without an IRN: not stored, not acknowledged. */
+  unaddressed: Array<{ irn: string | null; reason: string }>;
+};
+
+/** How long the TINs of this service's businesses are kept before they are read again. */
+const BUYERS_TTL_MS = 5000;
+
+/** The most invoices of a page of the inbox. */
+export const INBOX_MAX_LENGTH = 200;
+
+const notFound = (irn: string) =>
+  new DomainError("invoice_not_found", {
+    message: "Invoice not found",
+    details: `no invoice with IRN '${irn}' was received by this business`,
+  });
+
+/** A received invoice as the inbox lists it. */
+export function summaryOf(row: ReceivedSummary) {
+  const checks = JSON.parse(row.checks) as Violation[];
+  return {
+    irn: row.irn,
+    source: row.source,
+    supplier: { tin: row.supplier_tin, name: row.supplier_name },
+    customer_tin: row.customer_tin,
+    issue_date: row.issue_date,
+    invoice_type_code: row.invoice_type_code,
+    currency: row.currency,
+    payable_amount: row.payable_amount,
+    status: row.status,
+    acknowledgement: row.acknowledgement,
+    reason: row.reason,
+    warnings: checks.length,
+    received_at: row.received_at,
+    decided_at: row.decided_at,
+  };
+}
+
+/**
+ * The buyer's side of the access point: invoices this service's businesses receive from their
+ * suppliers, checked, stored once per buyer and IRN, announced to the buyer's webhook, and
+ * acknowledged or rejected by the buyer. An acknowledgement of an invoice pulled from the authority
+ * is told to it through the outbox, in the decision's transaction.
+ */
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: a service factory: one closure per use case, each short
+export function inboxService(deps: {
+  db: Db;
+  inbox: InboxRepository;
+  businesses: { list(tx?: Executor): Promise<Business[]> };
+  sealer: Pick<Sealer, "seal" | "open">;
+  notifier: Pick<WebhookNotifier, "notifyMany">;
+  outbox: Pick<OutboxQueue, "enqueue">;
+}) {
+  const { db, inbox, sealer, notifier, outbox } = deps;
+
+  let cached: { buyers: Map<string, string>; until: number } | undefined;
+  /**
+   * Plain TIN → the business whose inbox it is; the first registered where two share a TIN. Kept
+   * for BUYERS_TTL_MS: every delivery of the builtin authority asks (a business registered since
+   * receives from then on). Read in the caller's transaction: on SQLite it holds the one connection.
+   */
+  async function buyersOf(tx: Executor): Promise<Map<string, string>> {
+    if (cached && cached.until > Date.now()) return cached.buyers;
+    const buyers = new Map<string, string>();
+    for (const business of await deps.businesses.list(tx)) {
+      const tin = plainTin(business.tin);
+      if (!buyers.has(tin)) buyers.set(tin, business.id);
+    }
+    cached = { buyers, until: Date.now() + BUYERS_TTL_MS };
+    return buyers;
+  }
+
+  function rowOf(
+    checked: Extract<Checked, { accepted: true }>,
+    incoming: Incoming,
+    source: Source,
+    at: string,
+  ): NewReceived {
+    const stored = storeDocument(incoming.document, checked.irn, sealer);
+    return {
+      business_id: checked.businessId,
+      irn: checked.irn,
+      source,
+      supplier_tin: checked.supplierTin,
+      supplier_name: checked.supplierName,
+      customer_tin: checked.customerTin,
+      issue_date: checked.issueDate,
+      invoice_type_code: checked.invoiceTypeCode,
+      currency: checked.currency,
+      payable_amount: checked.payableAmount,
+      document: stored.document,
+      sealed: stored.sealed,
+      checks: JSON.stringify(checked.warnings),
+      status: "RECEIVED",
+      acknowledgement: "none",
+      reason: null,
+      received_at: at,
+      decided_at: null,
+      updated_at: at,
+    };
+  }
+
+  /**
+   * Checks and stores incoming invoices in the caller's transaction: each new one with its history
+   * entry and its `invoice.received` event, together, so none is stored without being announced and
+   * none announced twice. One already stored for its buyer is left as it is.
+   */
+  async function receiveIn(
+    items: readonly Incoming[],
+    source: Source,
+    actor: string,
+    tx: Executor,
+  ): Promise<Receipt> {
+    const at = new Date().toISOString();
+    const buyers = await buyersOf(tx);
+    const receipt: Receipt = { stored: [], already: 0, unaddressed: [] };
+    const rows: NewReceived[] = [];
+    const checkedOf = new Map<string, Extract<Checked, { accepted: true }>>();
+    for (const incoming of items) {
+      const checked = checkReceived(incoming, buyers);
+      if (!checked.accepted) {
+        receipt.unaddressed.push({ irn: checked.irn, reason: checked.reason });
+        continue;
+      }
+      const key = `${checked.businessId} ${checked.irn}`;
+      // The same invoice twice in one answer: the first is the one stored.
+      if (checkedOf.has(key)) continue;
+      checkedOf.set(key, checked);
+      rows.push(rowOf(checked, incoming, source, at));
+    }
+    const stored = await inbox.store(rows, tx);
+    receipt.already = rows.length - stored.length;
+    const byIrn = new Map(rows.map((row) => [`${row.irn}`, row]));
+    const events: Array<ReceivedEvent & { receivedId: number }> = [];
+    const notices = [];
+    for (const { id, irn } of stored) {
+      const row = byIrn.get(irn);
+      if (!row) continue;
+      const warnings = (JSON.parse(row.checks) as Violation[]).length;
+      receipt.stored.push({ irn, businessId: row.business_id, warnings });
+      events.push({
+        receivedId: id,
+        at,
+        type: "received",
+        actor,
+        detail: {
+          source,
+          warnings,
+          rules: [...new Set((JSON.parse(row.checks) as Violation[]).map((w) => w.rule))],
+        },
+      });
+      notices.push({
+        businessId: row.business_id,
+        type: "invoice.received" as const,
+        at,
+        data: {
+          irn,
+          source,
+          supplier: { tin: row.supplier_tin, name: row.supplier_name },
+          issue_date: row.issue_date,
+          currency: row.currency,
+          payable_amount: row.payable_amount,
+          warnings,
+          received_at: at,
+        },
+      });
+    }
+    await inbox.addEvents(events, tx);
+    await notifier.notifyMany(notices, tx);
+    return receipt;
+  }
+
+  async function mine(principal: Principal, irn: string, tx: Executor = db): Promise<ReceivedRow> {
+    const row = await inbox.find(principal.businessId, irn, tx);
+    if (!row) throw notFound(irn);
+    return row;
+  }
+
+  /** The buyer's decision, once; a repeat of the same decision is answered as done. */
+  async function decide(
+    principal: Principal,
+    irn: string,
+    wanted: Exclude<ReceivedStatus, "RECEIVED">,
+    reason: string | null,
+    actor: string,
+  ) {
+    return writeTransaction(db, async (tx) => {
+      const row = await mine(principal, irn, tx);
+      if (row.status === wanted) return { row, changed: false };
+      if (row.status !== "RECEIVED") {
+        throw new DomainError("inbox_decision_refused", {
+          message: "Invoice already decided",
+          details: `invoice '${irn}' was ${row.status.toLowerCase()} on ${row.decided_at}: it cannot be ${wanted.toLowerCase()} now`,
+        });
+      }
+      const at = new Date().toISOString();
+      // Only what was pulled from the authority is acknowledged to it; a rejection is this
+      // service's record and the buyer's webhook only: MBS documents no way to reject.
+      const tell = wanted === "ACKNOWLEDGED" && row.source === "mbs";
+      const acknowledgement = tell ? "queued" : wanted === "ACKNOWLEDGED" ? "not_needed" : "none";
+      if (!(await inbox.decide(row.id, { status: wanted, acknowledgement, reason, at }, tx))) {
+        // Decided meanwhile by another request: answered from what it decided.
+        return { row: (await inbox.findById(row.id, tx)) ?? row, changed: false };
+      }
+      if (tell) {
+        await outbox.enqueue(
+          "acknowledgement",
+          [{ irn, businessId: principal.businessId, payload: JSON.stringify({ receivedId: row.id }) }],
+          at,
+          tx,
+        );
+      }
+      await inbox.addEvents(
+        [
+          {
+            receivedId: row.id,
+            at,
+            type: wanted === "ACKNOWLEDGED" ? "acknowledged" : "rejected",
+            actor,
+            detail: reason === null ? { told: tell ? "authority" : "none" } : { reason },
+          },
+        ],
+        tx,
+      );
+      const changed = (await inbox.findById(row.id, tx)) ?? row;
+      return { row: changed, changed: true };
+    });
+  }
+
+  return {
+    /** Checks and stores a batch pulled from a source, in a transaction of its own. */
+    receive: (items: readonly Incoming[], source: Source, actor: string) =>
+      writeTransaction(db, (tx) => receiveIn(items, source, actor, tx)),
+
+    /** The same in the caller's transaction: an invoice signed by one business of this service for another. */
+    receiveIn,
+
+    /** The business of this service whose TIN this is, if any (in the caller's transaction). */
+    buyer: async (customerTin: string, tx: Executor = db) => (await buyersOf(tx)).get(plainTin(customerTin)),
+
+    async list(principal: Principal, filter: InboxFilter, start: number, length: number) {
+      const { rows, total } = await inbox.list(principal.businessId, filter, start, length);
+      return { total, start, length, items: rows.map(summaryOf) };
+    },
+
+    /** One received invoice: its document as received, what the checks found, its history. */
+    async read(principal: Principal, irn: string) {
+      const row = await mine(principal, irn);
+      return {
+        ...summaryOf(row),
+        checks: JSON.parse(row.checks) as Violation[],
+        document: openDocument(row, sealer),
+        history: await inbox.events(row.id),
+      };
+    },
+
+    /** The document of a received invoice, for its PDF. */
+    async document(principal: Principal, irn: string) {
+      const row = await mine(principal, irn);
+      return { row, document: openDocument(row, sealer) };
+    },
+
+    async acknowledge(principal: Principal, irn: string, actor: string) {
+      const { row } = await decide(principal, irn, "ACKNOWLEDGED", null, actor);
+      return summaryOf(row);
+    },
+
+    async reject(principal: Principal, irn: string, reason: string, actor: string) {
+      const { row } = await decide(principal, irn, "REJECTED", reason, actor);
+      return summaryOf(row);
+    },
+
+    /** What became of telling the authority of an acknowledgement. In the outbox's transaction. */
+    async told(
+      receivedId: number,
+      report: {
+        plan: Pick<Plan, "at" | "state" | "attempts" | "error">;
+        actor: string;
+        answer?: Record<string, unknown>;
+      },
+      tx: Executor,
+    ): Promise<void> {
+      const { plan } = report;
+      await inbox.setAcknowledgement(receivedId, plan.state === "done" ? "sent" : "failed", plan.at, tx);
+      await inbox.addEvents(
+        [
+          {
+            receivedId,
+            at: plan.at,
+            type: plan.state === "done" ? "acknowledgement_sent" : "acknowledgement_failed",
+            actor: report.actor,
+            detail: {
+              attempts: plan.attempts,
+              ...(plan.error === null ? {} : { error: plan.error }),
+              ...(report.answer ? { authority_answer: report.answer } : {}),
+            },
+          },
+        ],
+        tx,
+      );
+    },
+
+    counts: (businessId: string) => inbox.counts(businessId),
+  };
+}
+
+export type InboxService = ReturnType<typeof inboxService>;

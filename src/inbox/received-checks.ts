@@ -1,0 +1,123 @@
+import { parseIrn } from "../crypto/irn.ts";
+import type { Violation } from "../errors.ts";
+import { validateInvoice } from "../invoices/validation/validation.ts";
+
+/** An invoice as a source hands it over: its document, and what the source says of it besides. */
+export type Incoming = {
+  document: Record<string, unknown>;
+  /** The IRN the source lists it under, when the document does not carry one. */
+  irn?: string;
+  /** The buyer's TIN as the source says it, when the document references its party by id only. */
+  customerTin?: string;
+  supplierTin?: string;
+  /** When the source says it was transmitted, as it says it. */
+  transmittedAt?: string;
+};
+
+/** What the checks make of an incoming invoice: whose it is, under which IRN, and what is wrong with it. */
+export type Checked =
+  | {
+      accepted: true;
+      irn: string;
+      businessId: string;
+      customerTin: string;
+      supplierTin: string | null;
+      supplierName: string | null;
+      issueDate: string | null;
+      invoiceTypeCode: string | null;
+      currency: string | null;
+      payableAmount: string | null;
+      /** The supplier's mistakes, each named by its rule: reported, never a reason to drop the invoice. */
+      warnings: Violation[];
+    }
+  /** Nothing to file it under: no usable IRN, or no business of this service is its buyer. */
+  | { accepted: false; irn: string | null; reason: string };
+
+/** The most findings kept for one received invoice: the first ones name the problem. */
+export const MAX_RECEIVED_FINDINGS = 50;
+/** Longer than any IRN (at most 50 characters in one APP's schema): the rest is not read. */
+const MAX_IRN = 100;
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
+const text = (v: unknown): string | null => (typeof v === "string" && v.trim() !== "" ? v.trim() : null);
+/** TINs compare without spaces and case, as the validation's supplier rule compares them. */
+export const plainTin = (tin: string) => tin.replace(/\s+/g, "").toUpperCase();
+
+/** An amount as the supplier wrote it, kept as text: a number is not rounded on its way in. */
+function amountText(v: unknown): string | null {
+  if (typeof v === "number" && Number.isFinite(v)) return String(v);
+  return typeof v === "string" && v.trim() !== "" ? v.trim().slice(0, 40) : null;
+}
+
+/**
+ * The checks of an invoice received from a supplier, as far as the evidence allows (the buyer's side
+ * of the access point). It must have an IRN and be addressed, by its customer's TIN, to one of this
+ * service's businesses (`buyers`: plain TIN → business id): otherwise there is no inbox to file it in.
+ * Everything else is the supplier's: the IRN's template, the arithmetic, the codes and dates are
+ * checked by this service's own validation rules, and every finding, error or warning there, is a
+ * warning here, named by its rule.
+ */
+export function checkReceived(incoming: Incoming, buyers: ReadonlyMap<string, string>): Checked {
+  const doc = incoming.document;
+  const irn = text(doc.irn) ?? text(incoming.irn);
+  if (irn === null) return { accepted: false, irn: null, reason: "the invoice has no IRN" };
+  if (irn.length > MAX_IRN)
+    return { accepted: false, irn: irn.slice(0, MAX_IRN), reason: `its IRN is over ${MAX_IRN} characters` };
+  const customer = isObject(doc.accounting_customer_party) ? doc.accounting_customer_party : {};
+  const supplier = isObject(doc.accounting_supplier_party) ? doc.accounting_supplier_party : {};
+  const customerTin = text(customer.tin) ?? text(incoming.customerTin);
+  if (customerTin === null)
+    return { accepted: false, irn, reason: "the invoice names no customer TIN: no buyer to file it for" };
+  const businessId = buyers.get(plainTin(customerTin));
+  if (businessId === undefined)
+    return {
+      accepted: false,
+      irn,
+      reason: `its customer TIN ${customerTin.slice(0, 40)} is not the TIN of a business of this service`,
+    };
+  const supplierTin = text(supplier.tin) ?? text(incoming.supplierTin);
+  const warnings: Violation[] = [];
+  const parsed = parseIrn(irn);
+  // The rules' context is the supplier's: its IRN is checked against its own service id, its TIN
+  // against itself (a received invoice is not this service's business signing).
+  const findings = validateInvoice(
+    { ...doc, irn },
+    {
+      business: {
+        id: typeof doc.business_id === "string" ? doc.business_id : "",
+        service_id: "error" in parsed ? "" : parsed.serviceId,
+        ...(supplierTin === null ? {} : { tin: supplierTin }),
+      },
+    },
+  );
+  if ("error" in parsed)
+    warnings.push({ path: "irn", rule: "irn_template", message: parsed.error, actual: irn });
+  for (const finding of [...findings.errors, ...findings.warnings]) {
+    if (warnings.length >= MAX_RECEIVED_FINDINGS) break;
+    // The IRN's own shape is reported once, above.
+    if (finding.rule === "irn_template") continue;
+    warnings.push(finding);
+  }
+  const beyond = findings.errors.length + findings.warnings.length + findings.errorsBeyond - warnings.length;
+  if (beyond > 0 && warnings.length >= MAX_RECEIVED_FINDINGS)
+    warnings.push({
+      path: "(document)",
+      rule: "more_findings",
+      message: `${beyond} more findings not listed`,
+    });
+  const totals = isObject(doc.legal_monetary_total) ? doc.legal_monetary_total : {};
+  return {
+    accepted: true,
+    irn,
+    businessId,
+    customerTin,
+    supplierTin,
+    supplierName: text(supplier.party_name)?.slice(0, 300) ?? null,
+    issueDate: text(doc.issue_date)?.slice(0, 40) ?? null,
+    invoiceTypeCode: text(doc.invoice_type_code)?.slice(0, 40) ?? null,
+    currency: text(doc.document_currency_code)?.slice(0, 10) ?? null,
+    payableAmount: amountText(totals.payable_amount),
+    warnings,
+  };
+}

@@ -1,0 +1,94 @@
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import path from "node:path";
+import { test } from "node:test";
+import { checkReceived } from "../../src/inbox/received-checks.ts";
+import { SHARED_DIR } from "../helpers.ts";
+
+type Json = Record<string, unknown>;
+
+/** A supplier's invoice as another access point would hand it over: the shared full fixture, re-addressed. */
+function supplied(overrides: Json = {}): Json {
+  const text = fs
+    .readFileSync(path.join(SHARED_DIR, "fixtures", "invoice-full.json"), "utf8")
+    .replaceAll("{{BUSINESS_ID}}", "6f0e1c2d-0000-4000-8000-00000000abcd")
+    .replaceAll("{{SERVICE_ID}}", "A1B2C3D4");
+  return { ...(JSON.parse(text) as Json), ...overrides };
+}
+
+const BUYER_TIN = "31845560-0001";
+const buyers = new Map([["31845560-0001", "buyer-business"]]);
+
+test("a well-formed invoice to one of our businesses is filed for it, with nothing to report", () => {
+  const checked = checkReceived({ document: supplied() }, buyers);
+  assert.equal(checked.accepted, true);
+  if (!checked.accepted) return;
+  assert.equal(checked.businessId, "buyer-business");
+  assert.equal(checked.customerTin, BUYER_TIN);
+  assert.equal(checked.supplierTin, "20198222-0002");
+  assert.equal(checked.payableAmount, "693375");
+  assert.equal(checked.currency, "NGN");
+  assert.deepEqual(
+    checked.warnings.filter(
+      (w) => w.path.startsWith("legal_monetary_total") || w.path.startsWith("tax_total"),
+    ),
+    [],
+    JSON.stringify(checked.warnings),
+  );
+});
+
+test("a wrong total is kept as a warning named by its rule, never a reason to drop the invoice", () => {
+  const doc = supplied();
+  doc.legal_monetary_total = { ...(doc.legal_monetary_total as Json), payable_amount: 693475 };
+  const checked = checkReceived({ document: doc }, buyers);
+  assert.equal(checked.accepted, true);
+  if (!checked.accepted) return;
+  const total = checked.warnings.find((w) => w.path === "legal_monetary_total.payable_amount");
+  assert.equal(total?.rule, "total_payable", JSON.stringify(checked.warnings));
+  assert.match(total?.message ?? "", /must equal tax_inclusive_amount = 693375, but is 693475/);
+  assert.equal(checked.payableAmount, "693475");
+});
+
+test("the buyer is found by TIN written with spaces or in lower case, and through the listing when the party is an id", () => {
+  const spaced = supplied({
+    accounting_customer_party: { ...(supplied().accounting_customer_party as Json), tin: " 31845560-0001 " },
+  });
+  assert.equal(checkReceived({ document: spaced }, buyers).accepted, true);
+  const byId = supplied({ accounting_customer_party: { id: "0f6c3c1e-party" } });
+  const listed = checkReceived({ document: byId, customerTin: BUYER_TIN }, buyers);
+  assert.equal(listed.accepted, true);
+  assert.equal(checkReceived({ document: byId }, buyers).accepted, false);
+});
+
+test("an IRN off the template is reported, not refused; no IRN, or a buyer not ours, cannot be filed", () => {
+  const odd = checkReceived({ document: supplied({ irn: "inv-1-x-2024" }) }, buyers);
+  assert.equal(odd.accepted, true);
+  if (odd.accepted) assert.ok(odd.warnings.some((w) => w.rule === "irn_template" && w.path === "irn"));
+
+  const none = checkReceived({ document: supplied({ irn: undefined }) }, buyers);
+  assert.deepEqual(none, { accepted: false, irn: null, reason: "the invoice has no IRN" });
+  const listedIrn = checkReceived(
+    { document: supplied({ irn: undefined }), irn: "INV9-A1B2C3D4-20240611" },
+    buyers,
+  );
+  assert.equal(listedIrn.accepted, true);
+
+  const elsewhere = checkReceived({ document: supplied() }, new Map([["99999999-0001", "x"]]));
+  assert.equal(elsewhere.accepted, false);
+  if (!elsewhere.accepted) assert.match(elsewhere.reason, /31845560-0001 is not the TIN of a business/);
+});
+
+test("hostile documents cost little and report a bounded number of findings", () => {
+  const lines = Array.from({ length: 5000 }, () => ({ invoiced_quantity: "x", price: "y" }));
+  const started = performance.now();
+  const checked = checkReceived({ document: supplied({ invoice_line: lines }) }, buyers);
+  assert.ok(performance.now() - started < 2000);
+  assert.equal(checked.accepted, true);
+  if (checked.accepted) assert.ok(checked.warnings.length <= 51, String(checked.warnings.length));
+
+  const junk = checkReceived({ document: { irn: 42, accounting_customer_party: "x" } as Json }, buyers);
+  assert.equal(junk.accepted, false);
+  const longIrn = checkReceived({ document: supplied({ irn: "A".repeat(5000) }) }, buyers);
+  assert.equal(longIrn.accepted, false);
+  if (!longIrn.accepted) assert.equal(longIrn.irn?.length, 100);
+});
