@@ -158,9 +158,19 @@ export async function rawStorage(ctx: Pick<Context, "db">, dbFile: string | unde
   return Buffer.from(dumps.join("\n"));
 }
 
+/**
+ * The sandbox secrets the first app of this process generated (secrets.json in its data folder),
+ * given to the next ones: generating them (an RSA key above all, 70–300 ms of CPU) for each of the
+ * hundreds of apps the suite builds was a good part of its time. Each app still has a folder and a
+ * database of its own; sharing the process's keys changes nothing a test looks at.
+ */
+let processSecrets: string | undefined;
+
 /** A real app on a fresh database, closed and removed when the test ends. */
 export async function build(t: TestContext, env: Record<string, string> = {}) {
   const dir = tempDir(t);
+  if (processSecrets !== undefined)
+    fs.writeFileSync(path.join(dir, "secrets.json"), processSecrets, { mode: 0o600 });
   const database = await freshDatabase(dir);
   const config = loadConfig({
     EINVOICE_DATABASE_URL: database.url,
@@ -175,6 +185,9 @@ export async function build(t: TestContext, env: Record<string, string> = {}) {
     import("../src/outbox/worker.ts"),
   ]);
   const ctx = await createContext(config);
+  const secrets = path.join(dir, "secrets.json");
+  if (processSecrets === undefined && fs.existsSync(secrets))
+    processSecrets = fs.readFileSync(secrets, "utf8");
   const logger = pino({ level: "silent" });
   const app = await createServer(ctx, logger);
   const workers: Worker[] = [];

@@ -7,7 +7,7 @@ import Fastify, {
   type FastifyRequest,
 } from "fastify";
 import { DomainError } from "../errors.ts";
-import { createAjv, createAnswerAjv } from "../schema/ajv.ts";
+import { compileOnce, errorsText } from "../schema/ajv.ts";
 import { type Authenticate, guard } from "./auth.ts";
 import { registerDocs } from "./docs.ts";
 import { fromFrameworkError, routeNotFound, sendError } from "./error-mapper.ts";
@@ -98,14 +98,13 @@ export async function buildApp(deps: AppDeps) {
   // error (500, logged), so the test suite proves the document describes the answers. Answers are
   // serialized as built rather than by the schema (fast-json-stringify), which would drop an
   // undeclared field or coerce a mistyped one in silence: a drift would become a changed answer.
-  const answers = deps.checkAnswers ? createAnswerAjv() : undefined;
   app.setSerializerCompiler(({ schema, method, url, httpStatus }) => {
-    const check = answers?.compile(schema as object);
-    if (!check) return (data) => JSON.stringify(data);
+    if (!deps.checkAnswers) return (data) => JSON.stringify(data);
+    const check = compileOnce("answer", schema as object);
     return (data) => {
       if (!check(data)) {
         throw new Error(
-          `the ${httpStatus} answer to ${method} ${url} does not match its response schema: ${answers?.errorsText(check.errors)}`,
+          `the ${httpStatus} answer to ${method} ${url} does not match its response schema: ${errorsText(check)}`,
         );
       }
       return JSON.stringify(data);
@@ -113,10 +112,8 @@ export async function buildApp(deps: AppDeps) {
   });
   await registerDocs(app, deps.docsExampleValues);
 
-  const bodyAjv = createAjv("body");
-  const textAjv = createAjv("text");
   app.setValidatorCompiler(({ schema, httpPart }) =>
-    (httpPart === "body" ? bodyAjv : textAjv).compile(schema as object),
+    compileOnce(httpPart === "body" ? "body" : "text", schema as object),
   );
 
   app.decorateRequest("principal", null as unknown as FastifyRequest["principal"]);

@@ -69,3 +69,35 @@ export function createAnswerAjv(): Ajv {
   ajv.addFormat("binary", true);
   return ajv;
 }
+
+/** A schema's check, compiled by one of the three kinds of Ajv: request bodies, query and path text, answers. */
+export type CompiledCheck = ReturnType<Ajv["compile"]>;
+
+const shared: Partial<
+  Record<"body" | "text" | "answer", { ajv: Ajv; compiled: Map<string, CompiledCheck> }>
+> = {};
+
+/**
+ * The check of a schema, compiled once per process and schema: every app built in the process (the
+ * test suite builds hundreds, the CLI's commands one each) reuses it, where compiling the routes'
+ * schemas again was most of the cost of building an app. Keyed by the schema's JSON, since routes
+ * build their schema objects anew for each app; the routes' schemas are a fixed, small set, so the
+ * cache is bounded. A compiled check keeps no state between calls but its last `errors`, read at once.
+ */
+export function compileOnce(kind: "body" | "text" | "answer", schema: object): CompiledCheck {
+  let entry = shared[kind];
+  if (!entry) {
+    entry = { ajv: kind === "answer" ? createAnswerAjv() : createAjv(kind), compiled: new Map() };
+    shared[kind] = entry;
+  }
+  const key = JSON.stringify(schema);
+  let check = entry.compiled.get(key);
+  if (!check) {
+    check = entry.ajv.compile(schema);
+    entry.compiled.set(key, check);
+  }
+  return check;
+}
+
+/** The error text of a failed check, in Ajv's words. */
+export const errorsText = (check: CompiledCheck) => shared.answer?.ajv.errorsText(check.errors) ?? "";

@@ -129,6 +129,7 @@ test("an empty environment is the sandbox on SQLite, with every documented defau
       retryMaxMs: 300_000,
       leaseMs: 60_000,
     },
+    inbox: { pullMs: 300_000, lookbackDays: 30 },
     metricsRefreshMs: 5000,
     authorityProbeMs: 60_000,
   });
@@ -286,6 +287,7 @@ test("authority mbs: its defaults, and each setting checked with a message namin
     callTimeoutMs: 3000,
     signRepeats: 1,
     signRepeatDelayMs: 2000,
+    pullConfirmed: "false",
   });
   assert.deepEqual(
     loadConfig({
@@ -294,6 +296,7 @@ test("authority mbs: its defaults, and each setting checked with a message namin
       EINVOICE_MBS_CALL_TIMEOUT_MS: "1000",
       EINVOICE_MBS_SIGN_REPEATS: "0",
       EINVOICE_MBS_SIGN_REPEAT_DELAY_MS: "50",
+      EINVOICE_MBS_PULL_CONFIRMED: "omit",
     }).authority,
     {
       kind: "mbs",
@@ -304,7 +307,12 @@ test("authority mbs: its defaults, and each setting checked with a message namin
       serviceId: "APP00001",
       signRepeats: 0,
       signRepeatDelayMs: 50,
+      pullConfirmed: "omit",
     },
+  );
+  assert.match(
+    refusal(() => loadConfig({ ...MBS, EINVOICE_MBS_PULL_CONFIRMED: "maybe" })),
+    /EINVOICE_MBS_PULL_CONFIRMED/,
   );
   const without = (name: keyof typeof MBS) =>
     Object.fromEntries(Object.entries(MBS).filter(([k]) => k !== name));

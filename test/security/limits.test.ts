@@ -177,8 +177,12 @@ test("keys rotate-data-key: old rows are re-encrypted under the new key and stay
     .data;
   assert.equal(old.document.payment_terms_note, invoices[0]?.payment_terms_note);
 
-  assert.deepEqual(await after.dataKeys.resealAll(), { kid: "k2", invoices: 2, webhooks: 1 });
-  assert.deepEqual(await after.dataKeys.resealAll(), { kid: "k2", invoices: 0, webhooks: 0 }, "idempotent");
+  assert.deepEqual(await after.dataKeys.resealAll(), { kid: "k2", invoices: 2, webhooks: 1, received: 0 });
+  assert.deepEqual(
+    await after.dataKeys.resealAll(),
+    { kid: "k2", invoices: 0, webhooks: 0, received: 0 },
+    "idempotent",
+  );
   const rows = await after.db.selectFrom("invoices").select("sealed").execute();
   assert.ok(
     rows.every((r) => r.sealed?.startsWith("v1.k2.")),

@@ -408,6 +408,7 @@ test("EINVOICE_AUTHORITY=mbs needs its three settings, and names the one that is
     callTimeoutMs: 3000,
     signRepeats: 1,
     signRepeatDelayMs: 2000,
+    pullConfirmed: "false",
   });
   assert.equal(config.authorityProbeMs, 60_000);
   assert.throws(

@@ -14,7 +14,11 @@ import { mbsReceipts, PULL_MAX_BYTES } from "../../../src/transmission/authority
 
 type Seen = { method: string; url: string; body: string; headers: http.IncomingHttpHeaders };
 
-async function server(t: TestContext, answer: (seen: Seen, res: http.ServerResponse) => void) {
+async function server(
+  t: TestContext,
+  answer: (seen: Seen, res: http.ServerResponse) => void,
+  callTimeoutMs = 2000,
+) {
   const seen: Seen[] = [];
   const srv = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -33,7 +37,7 @@ async function server(t: TestContext, answer: (seen: Seen, res: http.ServerRespo
   await new Promise<void>((resolve) => srv.listen(0, "127.0.0.1", resolve));
   t.after(() => new Promise<void>((resolve) => srv.close(() => resolve())));
   const url = `http://127.0.0.1:${(srv.address() as AddressInfo).port}`;
-  const client = mbsClient({ url, apiKey: "k-123", apiSecret: "s-456", callTimeoutMs: 2000 });
+  const client = mbsClient({ url, apiKey: "k-123", apiSecret: "s-456", callTimeoutMs });
   return { seen, client };
 }
 
@@ -132,11 +136,16 @@ test("an answer without a list, a cut-off or oversized answer, a 5xx and a refus
       }),
   ];
   let next = 0;
-  const { client } = await server(t, (_s, res) => (answers[next++] as (r: http.ServerResponse) => void)(res));
+  // Time enough to send 64 MiB on a busy machine: the bound, not the time limit, must end that call.
+  const { client } = await server(
+    t,
+    (_s, res) => (answers[next++] as (r: http.ServerResponse) => void)(res),
+    120_000,
+  );
   const receipts = mbsReceipts(client);
   const failures: DeliveryError[] = [];
   for (let i = 0; i < answers.length; i++) {
-    await assert.rejects(receipts.pull(window, AbortSignal.timeout(10_000)), (err: unknown) => {
+    await assert.rejects(receipts.pull(window, AbortSignal.timeout(120_000)), (err: unknown) => {
       assert.ok(err instanceof DeliveryError, String(err));
       failures.push(err);
       return true;
