@@ -18,27 +18,46 @@ export function startCheckpointer(file: string, everyMs = 100): { stop(): Promis
   // Losing the thread costs only speed (the safety threshold takes over), never data.
   worker.on("error", () => {});
   worker.unref();
+  const exited = new Promise<void>((resolve) => worker.once("exit", () => resolve()));
   return {
+    /**
+     * Asks the thread to close its connection and end, and waits for it. Not `terminate()` first:
+     * a thread stopped while still opening its connection (an app closed right after it started)
+     * made better-sqlite3 raise an error into a dying isolate, which aborts the whole process. The
+     * thread reads the request only once its opening is done; if it has not ended in time, it is
+     * terminated.
+     */
     async stop() {
-      await worker.terminate();
+      worker.postMessage("stop");
+      const late = setTimeout(() => void worker.terminate(), STOP_WAIT_MS);
+      await exited;
+      clearTimeout(late);
     },
   };
 }
+
+/** How long a checkpointer thread is given to end by itself. */
+const STOP_WAIT_MS = 5000;
 
 /** Pages after which the committing connection checkpoints by itself (40 MB of WAL). */
 export const SAFETY_PAGES = 10_000;
 
 const THREAD = `
-const { workerData } = require("node:worker_threads");
+const { workerData, parentPort } = require("node:worker_threads");
 const SQLite = require(workerData.sqlite);
 const db = new SQLite(workerData.file);
 db.pragma("busy_timeout = 1000");
 db.pragma("synchronous = FULL");
-setInterval(() => {
+const rounds = setInterval(() => {
   try {
     db.pragma("wal_checkpoint(PASSIVE)");
   } catch {
     // Busy or gone for a moment: the next round tries again.
   }
 }, workerData.everyMs);
+parentPort.once("message", () => {
+  clearInterval(rounds);
+  db.close();
+  parentPort.close();
+});
 `;

@@ -50,6 +50,28 @@ function amountText(v: unknown): string | null {
   return typeof v === "string" && v.trim() !== "" ? v.trim().slice(0, 40) : null;
 }
 
+/** `invoice_line[3].hsn_code` → the line it is on. */
+function lineOf(path: string, doc: Record<string, unknown>): Record<string, unknown> | undefined {
+  const match = /^invoice_line\[(\d+)\]\./.exec(path);
+  const lines = doc.invoice_line;
+  if (!match || !Array.isArray(lines)) return undefined;
+  const line: unknown = lines[Number(match[1])];
+  return isObject(line) ? line : undefined;
+}
+
+/**
+ * Whether a finding of this service's rules is a mistake of the supplier's, rather than a way MBS's
+ * document differs from this API's. MBS documents fields this API does not have (a service line's
+ * `isic_code` and `service_category` [doc]): unknown to this API's schema, not wrong; and a line
+ * that names its ISIC class needs no HS code there.
+ */
+function theSuppliers(finding: Violation, doc: Record<string, unknown>): boolean {
+  if (finding.rule === "unknown_field") return false;
+  if (finding.rule === "required" && finding.path.endsWith(".hsn_code"))
+    return lineOf(finding.path, doc)?.isic_code === undefined;
+  return true;
+}
+
 /**
  * The checks of an invoice received from a supplier, as far as the evidence allows (the buyer's side
  * of the access point). It must have an IRN and be addressed, by its customer's TIN, to one of this
@@ -96,7 +118,7 @@ export function checkReceived(incoming: Incoming, buyers: ReadonlyMap<string, st
   for (const finding of [...findings.errors, ...findings.warnings]) {
     if (warnings.length >= MAX_RECEIVED_FINDINGS) break;
     // The IRN's own shape is reported once, above.
-    if (finding.rule === "irn_template") continue;
+    if (finding.rule === "irn_template" || !theSuppliers(finding, doc)) continue;
     warnings.push(finding);
   }
   const beyond = findings.errors.length + findings.warnings.length + findings.errorsBeyond - warnings.length;

@@ -92,3 +92,26 @@ test("hostile documents cost little and report a bounded number of findings", ()
   assert.equal(longIrn.accepted, false);
   if (!longIrn.accepted) assert.equal(longIrn.irn?.length, 100);
 });
+
+test("what MBS documents and this API does not (a service line's ISIC class) is not the supplier's mistake", () => {
+  const doc = supplied();
+  const lines = doc.invoice_line as Json[];
+  const service: Json = { ...(lines[0] as Json), isic_code: "4690", service_category: "Wholesale" };
+  delete service.hsn_code;
+  const noCode: Json = { ...(lines[0] as Json) };
+  delete noCode.hsn_code;
+  doc.invoice_line = [service, noCode];
+  const checked = checkReceived({ document: doc }, buyers);
+  assert.equal(checked.accepted, true);
+  if (!checked.accepted) return;
+  assert.deepEqual(
+    checked.warnings.filter((w) => w.path.startsWith("invoice_line[0]")),
+    [],
+    JSON.stringify(checked.warnings),
+  );
+  // A goods line without its HS code is still reported.
+  assert.ok(
+    checked.warnings.some((w) => w.path === "invoice_line[1].hsn_code" && w.rule === "required"),
+    JSON.stringify(checked.warnings),
+  );
+});
