@@ -44,6 +44,10 @@ export const SUMMARY_COLUMNS = [
 ] as const;
 export type ReceivedSummary = Pick<ReceivedRow, (typeof SUMMARY_COLUMNS)[number]>;
 
+/** The day after a YYYY-MM-DD day. */
+const nextDay = (day: string) =>
+  new Date(Date.parse(`${day}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
+
 /** pg answers an identity as a number, SQLite too; a count as text on pg. */
 const asNumber = (v: unknown) => Number(v);
 
@@ -116,9 +120,10 @@ export function inboxRepository(db: Db) {
     async list(businessId: string, filter: InboxFilter, start: number, length: number) {
       let query = db.selectFrom("received_invoices").where("business_id", "=", businessId);
       if (filter.supplierTin !== undefined) query = query.where("supplier_tin", "=", filter.supplierTin);
-      // Days compare as the start of the ISO timestamp: `to` takes the whole of its day.
+      // ISO timestamps against days: `from` is the day's start, `to` takes the whole of its day (up to
+      // the next one's start). Plain ISO texts, so any collation orders them as time does.
       if (filter.from !== undefined) query = query.where("received_at", ">=", filter.from);
-      if (filter.to !== undefined) query = query.where("received_at", "<", `${filter.to}\uffff`);
+      if (filter.to !== undefined) query = query.where("received_at", "<", nextDay(filter.to));
       if (filter.status !== undefined) query = query.where("status", "=", filter.status);
       const [rows, count] = await Promise.all([
         query

@@ -130,6 +130,10 @@ test("the inbox pages and filters, a rejection keeps its reason, and bad queries
   const today = new Date().toISOString().slice(0, 10);
   assert.equal((await page(`?from=${today}&to=${today}`)).total, 6);
   assert.equal((await page("?to=2000-01-01")).total, 0);
+  const dayOff = (n: number) => new Date(Date.now() + n * 86_400_000).toISOString().slice(0, 10);
+  assert.equal((await page(`?to=${dayOff(-1)}`)).total, 0, "received today: not on or before yesterday");
+  assert.equal((await page(`?from=${dayOff(1)}`)).total, 0, "nor on or after tomorrow");
+  assert.equal((await page(`?from=${dayOff(-1)}&to=${dayOff(1)}`)).total, 6);
   assert.equal(((await get(app, b, `${API}/inbox`)).json() as { data: { total: number } }).data.total, 0);
 
   const rejected = await post(app, a, `${API}/inbox/${fromB[0]}/reject`, { reason: "goods not delivered" });
