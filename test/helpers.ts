@@ -28,7 +28,9 @@ export const ISIC_JSON = path.join(SHARED_DIR, "data", "isic4", "isic4-en.json")
 
 export function tempDir(t: TestContext): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "einvoice-test-"));
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  // Retried: a test's SQLite connection or checkpointer thread closed by a hook of its own after this
+  // one may still write its journal files while the folder goes (ENOTEMPTY).
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 }));
   return dir;
 }
 
