@@ -2,7 +2,13 @@ import { randomUUID } from "node:crypto";
 import { isRedirect, redirectOf } from "../../redirects.ts";
 import { DeliveryError } from "./connector.ts";
 import type { MbsAnswer } from "./mbs-answers.ts";
-import type { PullConfirmed } from "./mbs-receipts.ts";
+
+/**
+ * [doc] `pull` takes `confirmed`. What it means is [unknown] (the MBS spec, section 2): read here as
+ * "the receipt was acknowledged", so `false` asks for the invoices still waiting; `omit` sends none.
+ * Whatever MBS makes of it, an invoice listed again is stored once (by buyer and IRN).
+ */
+export type PullConfirmed = "true" | "false" | "omit";
 
 export type MbsSettings = {
   url: string;

@@ -1,7 +1,7 @@
 import type { ReceiptsConnector, WaitingInvoice } from "./connector.ts";
 import { DeliveryError } from "./connector.ts";
 import { classify, failureOf, isObject } from "./mbs-answers.ts";
-import type { MbsClient } from "./mbs-client.ts";
+import type { MbsClient, PullConfirmed } from "./mbs-client.ts";
 
 /**
  * The most a pull's answer may be: a day of invoices for every taxpayer of the APP. Bounded so a
@@ -9,13 +9,6 @@ import type { MbsClient } from "./mbs-client.ts";
  * as a shorter one (invoices would be missed and the cursor moved past them).
  */
 export const PULL_MAX_BYTES = 64 * 2 ** 20;
-
-/**
- * [doc] `pull` takes `confirmed`. What it means is [unknown] (the MBS spec, section 2): read here as
- * "the receipt was acknowledged", so `false` asks for the invoices still waiting; `omit` sends none.
- * Whatever MBS makes of it, an invoice listed again is stored once (by buyer and IRN).
- */
-export type PullConfirmed = "true" | "false" | "omit";
 
 const text = (v: unknown): string | undefined => (typeof v === "string" && v !== "" ? v : undefined);
 
