@@ -1,6 +1,6 @@
 import type { InboxFilter } from "../inbox/inbox-repository.ts";
 import { type Html, html } from "./html.ts";
-import { badge, businessLink, type Data, options, page, when } from "./views.ts";
+import { badge, businessLink, type Data, historyTable, options, page, when } from "./views.ts";
 
 /** A received invoice's statuses, in the order the buyer's decision takes them. */
 export const RECEIVED_STATUSES = ["RECEIVED", "ACKNOWLEDGED", "REJECTED"] as const;
@@ -140,15 +140,7 @@ ${
 </table>`
 }
 <h2>History</h2>
-<table id="history">
-<thead><tr><th>At</th><th>Event</th><th>Actor</th><th>Detail</th></tr></thead>
-<tbody>${r.history.map(
-      (e) =>
-        html`<tr><td>${when(e.at)}</td><td>${e.type}</td><td><code>${e.actor}</code></td><td><code>${
-          Object.keys(e.detail).length > 0 ? JSON.stringify(e.detail) : ""
-        }</code></td></tr>`,
-    )}</tbody>
-</table>
+${historyTable(r.history)}
 <h2>Document</h2>
 <pre class="document">${JSON.stringify(r.document, null, 2)}</pre>`,
     notice,

@@ -270,6 +270,21 @@ ${next ? html`<p><a rel="next" href="${next}">Older invoices →</a></p>` : ""}`
   );
 }
 
+/** A history, sent or received invoice's alike: when, what, who, and the entry's details. */
+export function historyTable(
+  history: ReadonlyArray<{ at: string; type: string; actor: string | null; detail: Record<string, unknown> }>,
+): Html {
+  return html`<table id="history">
+<thead><tr><th>At</th><th>Event</th><th>Actor</th><th>Detail</th></tr></thead>
+<tbody>${history.map(
+    (e) =>
+      html`<tr><td>${when(e.at)}</td><td>${e.type}</td><td><code>${e.actor}</code></td><td><code>${
+        Object.keys(e.detail).length > 0 ? JSON.stringify(e.detail) : ""
+      }</code></td></tr>`,
+  )}</tbody>
+</table>`;
+}
+
 function requeueForm(irn: string, back: "invoice" | "outbox"): Html {
   return html`<form method="post" action="/dashboard/invoices/${encodeURIComponent(irn)}/requeue">
   <input type="hidden" name="back" value="${back}"><button>Re-queue</button></form>`;
@@ -318,15 +333,7 @@ ${
 </table>`
 }
 <h2>History</h2>
-<table id="history">
-<thead><tr><th>At</th><th>Event</th><th>Actor</th><th>Detail</th></tr></thead>
-<tbody>${r.history.map(
-      (e) =>
-        html`<tr><td>${when(e.at)}</td><td>${e.type}</td><td><code>${e.actor}</code></td><td><code>${
-          Object.keys(e.detail).length > 0 ? JSON.stringify(e.detail) : ""
-        }</code></td></tr>`,
-    )}</tbody>
-</table>
+${historyTable(r.history)}
 <h2>Outbox jobs</h2>
 ${
   jobs.length === 0

@@ -1,3 +1,4 @@
+import type { FastifyReply } from "fastify";
 import { capViolations, MAX_VIOLATIONS, type Violation } from "../errors.ts";
 
 /** Success envelopes exactly as the spec defines them; error envelopes live in the error mapper. */
@@ -33,4 +34,12 @@ export function withWarnings<T extends object>(
   return total > shown.length
     ? { ...body, warnings: shown, warnings_truncated: true as const, warnings_total: total }
     : { ...body, warnings: shown };
+}
+
+/** A PDF of the invoice `irn`, shown inline, under a file name made of the IRN's safe characters. */
+export function sendPdf(reply: FastifyReply, irn: string, pdf: Buffer) {
+  return reply
+    .type("application/pdf")
+    .header("content-disposition", `inline; filename="${irn.replace(/[^A-Za-z0-9._-]/g, "_")}.pdf"`)
+    .send(pdf);
 }

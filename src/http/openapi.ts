@@ -104,3 +104,17 @@ export const IdenticalDocumentHeader = {
       "on `IRN already exists.` only, when the IRN holds this very document (the same content whatever the key order; a retry whose first answer was lost): when it was signed. The body stays the spec's, with `error: []`; the client may count the invoice as signed. Absent, the IRN holds another document",
   },
 };
+
+/**
+ * The answers of a route that serves a PDF: the document, described by its content type (it is not
+ * JSON), and the error envelope for each failure it can answer.
+ */
+export function pdfResponses(description: string, failures: readonly number[]): Record<number, TSchema> {
+  return {
+    ...responses(Type.Object({}), "", failures),
+    200: {
+      description,
+      content: { "application/pdf": { schema: { type: "string", format: "binary" } } },
+    } as unknown as TSchema,
+  };
+}

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
-import { type TSchema, Type } from "typebox";
 import { clientGone } from "../http/client-gone.ts";
-import { responses } from "../http/openapi.ts";
+import { sendPdf } from "../http/envelope.ts";
+import { pdfResponses } from "../http/openapi.ts";
 import type { InvoicePdfs, ReceivedDocuments } from "../invoices/records/pdf/service.ts";
 import { InboxIrnParams } from "./inbox-route-schemas.ts";
 
@@ -27,27 +27,14 @@ export function inboxPdfRoutes(deps: {
             "A received invoice as an A4 PDF: the supplier's document as received, where it came from and its status",
           tags: ["inbox"],
           params: InboxIrnParams,
-          response: {
-            ...responses(Type.Object({}), "", BY_IRN),
-            // A document, not JSON: described by its content type.
-            200: {
-              description: "the received invoice, application/pdf",
-              content: { "application/pdf": { schema: { type: "string", format: "binary" } } },
-            } as unknown as TSchema,
-          },
+          response: pdfResponses("the received invoice, application/pdf", BY_IRN),
         },
         config: { handler: "inbox.pdf", failureMessage: "Failed to fetch invoice" },
       },
       async (request, reply) => {
         // A PDF whose client has gone is not rendered.
         const pdf = await pdfs.receivedPdf(request.principal, request.params.irn, inbox, clientGone(reply));
-        return reply
-          .type("application/pdf")
-          .header(
-            "content-disposition",
-            `inline; filename="${request.params.irn.replace(/[^A-Za-z0-9._-]/g, "_")}.pdf"`,
-          )
-          .send(pdf);
+        return sendPdf(reply, request.params.irn, pdf);
       },
     );
   };

@@ -157,24 +157,22 @@ export function inboxService(deps: {
     }
     const stored = await inbox.store(rows, tx);
     receipt.already = rows.length - stored.length;
-    const byIrn = new Map(rows.map((row) => [`${row.irn}`, row]));
+    const byIrn = new Map(rows.map((row) => [row.irn, row]));
     const events: Array<ReceivedEvent & { receivedId: number }> = [];
     const notices = [];
     for (const { id, irn } of stored) {
       const row = byIrn.get(irn);
-      if (!row) continue;
-      const warnings = (JSON.parse(row.checks) as Violation[]).length;
+      // The checks' findings as made, not read back from the JSON just written.
+      const checked = row && checkedOf.get(`${row.business_id} ${irn}`);
+      if (!row || !checked) continue;
+      const warnings = checked.warnings.length;
       receipt.stored.push({ irn, businessId: row.business_id, warnings });
       events.push({
         receivedId: id,
         at,
         type: "received",
         actor,
-        detail: {
-          source,
-          warnings,
-          rules: [...new Set((JSON.parse(row.checks) as Violation[]).map((w) => w.rule))],
-        },
+        detail: { source, warnings, rules: [...new Set(checked.warnings.map((w) => w.rule))] },
       });
       notices.push({
         businessId: row.business_id,

@@ -1,9 +1,16 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { type TSchema, Type } from "typebox";
 import { clientGone } from "../http/client-gone.ts";
-import { action, withWarnings } from "../http/envelope.ts";
+import { action, sendPdf, withWarnings } from "../http/envelope.ts";
 import { EXAMPLES } from "../http/examples.ts";
-import { Action, Empty, errorResponses, IdenticalDocumentHeader, responses } from "../http/openapi.ts";
+import {
+  Action,
+  Empty,
+  errorResponses,
+  IdenticalDocumentHeader,
+  pdfResponses,
+  responses,
+} from "../http/openapi.ts";
 import { IdempotencyHeaders, idempotent, ReplayedHeader } from "../idempotency/hook.ts";
 import type { IdempotencyService } from "../idempotency/idempotency-service.ts";
 import {
@@ -309,27 +316,14 @@ function pdfRoute(app: App, pdfs: Pick<InvoicePdfs, "pdf">): void {
           "The invoice as the buyer sees it: an A4 PDF with its lines, totals, the platform QR code and the verification QR code",
         tags: ["invoices"],
         params: IrnParams,
-        response: {
-          ...responses(Type.Object({}), "", BY_IRN),
-          // A document, not JSON: described by its content type.
-          200: {
-            description: "the invoice, application/pdf",
-            content: { "application/pdf": { schema: { type: "string", format: "binary" } } },
-          } as unknown as TSchema,
-        },
+        response: pdfResponses("the invoice, application/pdf", BY_IRN),
       },
       config: { handler: "invoice.pdf", failureMessage: "Failed to fetch invoice" },
     },
     async (request, reply) => {
       // A PDF whose client has gone is not rendered.
       const pdf = await pdfs.pdf(request.principal, request.params.irn, clientGone(reply));
-      return reply
-        .type("application/pdf")
-        .header(
-          "content-disposition",
-          `inline; filename="${request.params.irn.replace(/[^A-Za-z0-9._-]/g, "_")}.pdf"`,
-        )
-        .send(pdf);
+      return sendPdf(reply, request.params.irn, pdf);
     },
   );
 }
