@@ -1,5 +1,6 @@
 import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
+import { THREAD_EXEC_ARGV } from "../threads/thread-bundle.ts";
 
 /**
  * SQLite's WAL checkpoints, on a thread of their own. By default the connection that commits copies
@@ -13,6 +14,7 @@ import { Worker } from "node:worker_threads";
 export function startCheckpointer(file: string, everyMs = 100): { stop(): Promise<void> } {
   const worker = new Worker(THREAD, {
     eval: true,
+    execArgv: THREAD_EXEC_ARGV,
     workerData: { file, everyMs, sqlite: createRequire(import.meta.url).resolve("better-sqlite3") },
   });
   // Losing the thread costs only speed (the safety threshold takes over), never data.

@@ -1,4 +1,5 @@
 import { type ResourceLimits, Worker } from "node:worker_threads";
+import { builtThreadModule, THREAD_EXEC_ARGV, threadModule } from "./thread-bundle.ts";
 
 /**
  * One worker thread and the jobs it runs, for work that would hold the event loop (cryptography,
@@ -9,8 +10,9 @@ import { type ResourceLimits, Worker } from "node:worker_threads";
  * in place, from the same queue.
  *
  * The thread's module default-exports a `ThreadMain`: called once with `data`, it returns the
- * function that answers one input. src/threads/thread-main.ts calls it on the thread, behind
- * thread-entry.mjs (a worker thread does not inherit the TypeScript loader of its process).
+ * function that answers one input. src/threads/thread-main.ts calls it on the thread; the two are
+ * bundled into one module the first time a thread starts (thread-bundle.ts), which the threads start
+ * from: a worker thread does not inherit the TypeScript loader of its process.
  *
  * Not piscina (5.x): its pool of one thread starts with the pool, not the first job; it cannot
  * replace a thread after an answer (the QR decoder's WebAssembly memory only grows), nor say when a
@@ -121,7 +123,7 @@ export type WorkerPoolOptions<I, O> = {
 };
 
 /** What goes between the pool and src/threads/thread-main.ts. */
-export type ThreadData = { entry: string; data: unknown; timed: boolean };
+export type ThreadData = { data: unknown; timed: boolean };
 export type ThreadRequest = { id: number; inputs: unknown[] };
 export type ThreadReply = { ready: true } | { started: number } | { id: number; answers: ThreadAnswer[] };
 
@@ -135,14 +137,15 @@ type Thread<I, O> = {
   startTimer?: NodeJS.Timeout;
 };
 
-const SHIM = new URL("./thread-entry.mjs", import.meta.url);
-
 export class WorkerPool<I, O> {
   /** The thread new jobs go to; a retired one may still be finishing its own (in `threads`). */
   private current: Thread<I, O> | undefined;
   private readonly threads = new Set<Thread<I, O>>();
   private readonly inPlace = new Set<QueuedJob<I, O>>();
   private main: Promise<(input: unknown) => unknown> | undefined;
+  /** The bundled thread module, once built (thread-bundle.ts); `loading` while it is being built. */
+  private module: URL | undefined;
+  private loading = false;
   private out = 0;
   private nextId = 0;
   private started = 0;
@@ -189,6 +192,11 @@ export class WorkerPool<I, O> {
 
   private fill(): void {
     const { queue, thread = true } = this.options;
+    this.module ??= builtThreadModule(this.options.entry);
+    if (thread && !this.module) {
+      this.load();
+      return;
+    }
     while (!this.closed && this.out < (this.options.inFlight ?? 1)) {
       const jobs: QueuedJob<I, O>[] = [];
       const most = thread ? (this.options.batch ?? 1) : 1;
@@ -201,6 +209,23 @@ export class WorkerPool<I, O> {
       if (thread) this.post(jobs);
       else for (const job of jobs) void this.runInPlace(job);
     }
+  }
+
+  /** Builds the thread module, then sends what waits; a failed build fails the jobs waiting. */
+  private load(): void {
+    if (this.loading || this.closed) return;
+    this.loading = true;
+    threadModule(this.options.entry).then(
+      (module) => {
+        this.loading = false;
+        this.module = module;
+        this.pump();
+      },
+      (err: unknown) => {
+        this.loading = false;
+        this.options.queue.clear(err instanceof Error ? err : new Error(String(err)));
+      },
+    );
   }
 
   private post(jobs: QueuedJob<I, O>[]): void {
@@ -222,9 +247,13 @@ export class WorkerPool<I, O> {
   }
 
   private start(): Thread<I, O> {
-    const { entry, data, timeLimitMs, startLimitMs, resourceLimits } = this.options;
-    const workerData: ThreadData = { entry: entry.href, data, timed: timeLimitMs !== undefined };
-    const worker = new Worker(SHIM, { workerData, ...(resourceLimits ? { resourceLimits } : {}) });
+    const { data, timeLimitMs, startLimitMs, resourceLimits } = this.options;
+    const workerData: ThreadData = { data, timed: timeLimitMs !== undefined };
+    const worker = new Worker(this.module as URL, {
+      workerData,
+      execArgv: THREAD_EXEC_ARGV,
+      ...(resourceLimits ? { resourceLimits } : {}),
+    });
     const thread: Thread<I, O> = {
       worker,
       number: ++this.started,

@@ -122,8 +122,10 @@ test("checking a 10,000-line document on the thread leaves the event loop free",
   t.diagnostic(
     `the event loop waited at most ${threaded.toFixed(0)} ms (in place: ${inPlace.toFixed(0)} ms)`,
   );
-  // A pool that checked in place would hold the loop for all three checks at once: three times `inPlace`.
-  assert.ok(threaded < 50 || threaded < inPlace / 2, `the event loop waited ${threaded.toFixed(0)} ms`);
+  // A pool that checked in place would hold the loop for all three checks at once: three times
+  // `inPlace`. On the thread the loop only copies the document over and the answer back: half of one
+  // check on a quiet machine, up to 0.6 of one measured with two other test processes on 2 cores.
+  assert.ok(threaded < 50 || threaded < inPlace, `the event loop waited ${threaded.toFixed(0)} ms`);
 });
 
 test("the thread takes each business's documents in turn; past its share, a business is refused with a 503 naming its backlog", async (t) => {
