@@ -42,6 +42,17 @@ function withoutLoaders(argv: string[]): string[] {
   return kept;
 }
 
+/**
+ * The TypeScript settings esbuild applies to the files it loads itself (it reads the nearest
+ * tsconfig.json), for those loaded here: none where the service runs without one, as under tsx.
+ */
+let tsconfig: Promise<{ compilerOptions?: object }> | undefined;
+const readTsconfig = () =>
+  (tsconfig ??= readFile(new URL("../../tsconfig.json", import.meta.url), "utf8").then(
+    (text) => ({ compilerOptions: (JSON.parse(text) as { compilerOptions?: object }).compilerOptions ?? {} }),
+    () => ({}),
+  ));
+
 const building = new Map<string, Promise<URL>>();
 const built = new Map<string, URL>();
 
@@ -107,10 +118,15 @@ async function bundle(entry: URL): Promise<URL> {
           });
           build.onLoad({ filter: /\.[cm]?[jt]s$/ }, async (args) => {
             const source = await readFile(args.path, "utf8");
-            return {
-              contents: source.replaceAll("import.meta.url", JSON.stringify(pathToFileURL(args.path).href)),
-              loader: args.path.endsWith("ts") ? "ts" : "js",
-            };
+            if (!source.includes("import.meta")) return undefined;
+            // Replaced where it is an expression, not where the words are in a string or a comment.
+            const { code } = await esbuild.transform(source, {
+              loader: /\.[cm]?ts$/.test(args.path) ? "ts" : "js",
+              target: "node20",
+              define: { "import.meta.url": JSON.stringify(pathToFileURL(args.path).href) },
+              tsconfigRaw: await readTsconfig(),
+            });
+            return { contents: code, loader: "js" };
           });
         },
       },

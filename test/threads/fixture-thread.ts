@@ -10,7 +10,9 @@ export type FixtureJob =
   | { op: "crash" }
   /** Holds the thread: only terminating it ends the job early. */
   | { op: "spin"; ms: number }
-  | { op: "sleep"; ms: number; value?: unknown };
+  | { op: "sleep"; ms: number; value?: unknown }
+  /** Where the thread's module runs from, and with which Node options. */
+  | { op: "where" };
 export type FixtureReply = { value: unknown; threadId: number; handled: number; mains: number };
 
 let mains = 0;
@@ -34,6 +36,10 @@ export default (async (data: FixtureData = {}) => {
       while (Date.now() < end);
     }
     if (job.op === "sleep") await new Promise((resolve) => setTimeout(resolve, job.ms));
+    if (job.op === "where") {
+      const value = { url: import.meta.url, words: "import.meta.url", execArgv: process.execArgv };
+      return { value, threadId, handled, mains };
+    }
     const value = job.op === "echo" || job.op === "sleep" ? job.value : undefined;
     return { value, threadId, handled, mains };
   };
