@@ -143,11 +143,11 @@ const ALONE = new Set(["scenario"]);
 
 const POSTGRES = Boolean(process.env.EINVOICE_TEST_DATABASE_URL);
 const CORES = os.availableParallelism();
-// The files wait a good part of their time (timers, sockets, child processes, PostgreSQL), but the
-// suite needs about 18 minutes of CPU, most of it loading the service and the tests' own work. On a
-// 2-core machine 3 processes at once kept both cores busy (10.5 min in all); 4 took longer (11.6 min),
-// the busier machine costing more CPU (retries after timeouts, contention) than the waits it filled.
-const CONCURRENCY = Number(process.env.EINVOICE_TEST_CONCURRENCY) || Math.max(2, Math.ceil(CORES * 1.5));
+// The files wait a good part of their time (timers, sockets, child processes, PostgreSQL). On a
+// 2-core machine, both engines: 3 processes at once took 9 min 55 s (15 min 42 s of CPU, the cores
+// 79% busy), 4 took 7 min 48 s (13 min 10 s of CPU). When each thread a test's app started still
+// cost a second of CPU to load (before src/threads/thread-bundle.ts), 4 had been slower than 3.
+const CONCURRENCY = Number(process.env.EINVOICE_TEST_CONCURRENCY) || Math.max(2, CORES * 2);
 // Fewer processes load the service fewer times; more per group leave fewer groups to even out a layer.
 const GROUP_SIZE = Number(process.env.EINVOICE_TEST_GROUP_SIZE) || 6;
 // A process that never ends (a leaked handle keeps it alive) is killed and its files counted failed.
@@ -197,19 +197,24 @@ try {
  * files as measured on a 2-core machine, whose end otherwise decides the run's.
  */
 const SLOWEST = [
-  "test/transmission/outbox.test.ts",
   "test/transmission/mbs.test.ts",
-  "test/dashboard/dashboard.test.ts",
-  "test/invoices/payments/payments.test.ts",
-  "test/transmission/outbox-safety.test.ts",
-  "test/reference/reference.test.ts",
+  "test/transmission/outbox.test.ts",
   "test/security/fuzz.test.ts",
-  "test/idempotency/idempotency.test.ts",
+  "test/cli/cli.test.ts",
+  "test/transmission/outbox-safety.test.ts",
+  "test/inbox/collect.test.ts",
+  "test/scale/scale-out.test.ts",
+  "test/security/crash.test.ts",
+  "test/qr/qr-timing.test.ts",
   "test/transmission/mbs-verdicts.test.ts",
   "test/invoices/records/pdf-fairness.test.ts",
-  "test/verification/verification.test.ts",
-  "test/scale/scale-out.test.ts",
-  "test/qr/qr-timing.test.ts",
+  "test/simulators/mbs/cli.test.ts",
+  "test/transmission/mbs-worker-kill.test.ts",
+  "test/transmission/worker-kill.test.ts",
+  "test/reference/reference.test.ts",
+  "test/invoices/payments/payments.test.ts",
+  "test/dashboard/dashboard.test.ts",
+  "test/idempotency/idempotency.test.ts",
 ];
 const timeOf = (engine, file) =>
   lastTimes[`${engine} ${file}`] ?? (SLOWEST.includes(file) ? SLOWEST.length - SLOWEST.indexOf(file) : 0);

@@ -12,13 +12,13 @@ import { ENGINE, freshInvoice, type Json, tenant } from "../helpers.ts";
  * absent, and the service says so consistently (present: `IRN already exists.`, this very document;
  * absent: it signs).
  *
- * 800 signs by default, EINVOICE_CRASH_SIGNS=2000 for the long run. What is at stake is the 64 signs
+ * 400 signs by default, EINVOICE_CRASH_SIGNS=2000 for the long run. What is at stake is the 64 signs
  * in flight when the kill lands, with the server in its stride (a quarter of the signs answered
  * before it); the signs queued behind them only fail to connect, and cost a lookup and a re-sign each.
  */
 
 const API = "/api/v1/einvoice";
-const TOTAL = Number(process.env.EINVOICE_CRASH_SIGNS) || 800;
+const TOTAL = Number(process.env.EINVOICE_CRASH_SIGNS) || 400;
 const IN_FLIGHT = 64;
 const KILL_AFTER = Math.round(TOTAL / 4);
 
