@@ -37,7 +37,12 @@ export default (async (data: FixtureData = {}) => {
     }
     if (job.op === "sleep") await new Promise((resolve) => setTimeout(resolve, job.ms));
     if (job.op === "where") {
-      const value = { url: import.meta.url, words: "import.meta.url", execArgv: process.execArgv };
+      const value = {
+        url: import.meta.url,
+        words: "import.meta.url",
+        execArgv: process.execArgv,
+        stack: new Error("where").stack,
+      };
       return { value, threadId, handled, mains };
     }
     const value = job.op === "echo" || job.op === "sleep" ? job.value : undefined;

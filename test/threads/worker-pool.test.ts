@@ -48,15 +48,18 @@ test("the thread starts with the first job, not before, and stays for the next",
   assert.equal(pool.threadsStarted, 1);
 });
 
-test("the thread runs its module from one bundle: import.meta.url is the module's own file, loaders are not inherited", async (t) => {
+test("the thread runs its module from one bundle: import.meta.url is the module's own file, stack traces name the entry, loaders are not inherited", async (t) => {
   const { run } = fixturePool(t);
   const { value } = await run({ op: "where" });
-  const where = value as { url: string; words: string; execArgv: string[] };
+  const where = value as { url: string; words: string; execArgv: string[]; stack: string };
   assert.equal(where.url, ENTRY.href, "what the module finds beside itself, it finds as under tsx");
   assert.equal(where.words, "import.meta.url", "the words in a string are left alone");
   // This process runs under `--import tsx`; its threads need no loader, and each would start a thread.
   assert.ok(process.execArgv.includes("tsx"), `the test process runs with ${process.execArgv.join(" ")}`);
   assert.ok(!where.execArgv.some((arg) => /^--(import|require|loader)/.test(arg)), where.execArgv.join(" "));
+  // A stack trace names the bundle by its entry, not by the whole data: URL of its code.
+  assert.ok(!where.stack.includes("data:"), where.stack.slice(0, 300));
+  assert.match(where.stack, /fixture-thread\.ts\?thread-bundle:\d+:\d+/);
 });
 
 test("a job that throws fails alone; a crash fails the running job, and the jobs behind it run on a new thread", async (t) => {
