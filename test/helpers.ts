@@ -26,11 +26,22 @@ if (!fs.existsSync(path.join(SHARED_DIR, "fixtures"))) {
 export const HS_CSV = path.join(SHARED_DIR, "data", "hs2022", "harmonized-system.csv");
 export const ISIC_JSON = path.join(SHARED_DIR, "data", "isic4", "isic4-en.json");
 
+/** Test folders something still wrote in when their test ended: removed once the process's tests are done. */
+const leftoverDirs: string[] = [];
+
 export function tempDir(t: TestContext): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "einvoice-test-"));
-  // Retried: a test's SQLite connection or checkpointer thread closed by a hook of its own after this
-  // one may still write its journal files while the folder goes (ENOTEMPTY).
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 }));
+  // A test's hooks run in the order they were added, so this one runs before those that close what
+  // the test opened in the folder after making it (an app's SQLite connection, its checkpointer
+  // thread, a server process): they may still write their journal files in it (ENOTEMPTY). Retrying
+  // here would not help: the hooks that stop them wait for this one. Such a folder goes at the end.
+  t.after(() => {
+    try {
+      fs.rmSync(dir, { recursive: true, force: true });
+    } catch {
+      leftoverDirs.push(dir);
+    }
+  });
   return dir;
 }
 
@@ -83,6 +94,8 @@ after(async () => {
     );
     process.exit(1);
   }, LINGER_MS).unref();
+  for (const dir of leftoverDirs)
+    fs.rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
   if (!processDatabase) return;
   const name = (await processDatabase).pathname.slice(1);
   const admin = new pg.Client({ connectionString: PG_URL });
