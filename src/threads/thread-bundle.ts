@@ -118,10 +118,12 @@ async function bundle(entry: URL): Promise<URL> {
           });
           build.onLoad({ filter: /\.[cm]?[jt]s$/ }, async (args) => {
             const source = await readFile(args.path, "utf8");
-            if (!source.includes("import.meta")) return undefined;
+            const loader = /\.[cm]?ts$/.test(args.path) ? "ts" : "js";
+            // Read once, here: esbuild takes the text as read, with the settings of its path.
+            if (!source.includes("import.meta")) return { contents: source, loader };
             // Replaced where it is an expression, not where the words are in a string or a comment.
             const { code } = await esbuild.transform(source, {
-              loader: /\.[cm]?ts$/.test(args.path) ? "ts" : "js",
+              loader,
               target: "node20",
               define: { "import.meta.url": JSON.stringify(pathToFileURL(args.path).href) },
               tsconfigRaw: await readTsconfig(),

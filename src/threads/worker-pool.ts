@@ -192,10 +192,13 @@ export class WorkerPool<I, O> {
 
   private fill(): void {
     const { queue, thread = true } = this.options;
-    this.module ??= builtThreadModule(this.options.entry);
     if (thread && !this.module) {
-      this.load();
-      return;
+      // Another pool of this process may have built the bundle already: its threads start at once.
+      this.module = builtThreadModule(this.options.entry);
+      if (!this.module) {
+        this.load();
+        return;
+      }
     }
     while (!this.closed && this.out < (this.options.inFlight ?? 1)) {
       const jobs: QueuedJob<I, O>[] = [];
