@@ -27,7 +27,7 @@
  * from its first process's start to its last one's end, per engine too. A scenario file has a
  * process of its own: it starts servers, kills workers, or measures time. The files of the other
  * layers run in groups of up to EINVOICE_TEST_GROUP_SIZE per process, one after the other
- * (test/group.ts): each process loads the service once, and for most of these files that load costs
+ * (test/launch.mjs): each process loads the service once, and for most of these files that load costs
  * more than their tests. Each process's output is printed whole when it ends.
  *
  * `npm test -- FILE…` runs those files only (folders: their files), each on its engines. The run
@@ -304,17 +304,9 @@ async function dropLeftovers() {
 function run(job, slot) {
   return new Promise((resolve) => {
     const started = performance.now();
-    // The files run as a script (node:test reports from inside it): no runner process in between.
-    const entry = job.files.length === 1 ? job.files : ["test/group.ts", ...job.files];
-    const node = [
-      process.execPath,
-      "--import",
-      "./test/preload.mjs",
-      "--import",
-      "tsx",
-      "--test-reporter=spec",
-      ...entry,
-    ];
+    // The files run as a script (node:test reports from inside it): no runner process in between,
+    // from one bundle of them and the sources (test/launch.mjs).
+    const node = [process.execPath, "--test-reporter=spec", "test/launch.mjs", ...job.files];
     const command = GNU_TIME ? [GNU_TIME, "-f", `${CPU_MARK} %U %S`, ...node] : node;
     const child = spawn(command[0], command.slice(1), {
       env: {

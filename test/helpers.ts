@@ -82,7 +82,7 @@ const databaseOfProcess = () => {
 /** How long a test process may live on once its tests have ended. */
 const LINGER_MS = 20_000;
 
-// Registered at import, so on the root (test/group.ts imports this file before the test files it
+// Registered at import, so on the root (test/launch.mjs imports this file before the test files it
 // runs): it runs once every test of the process has ended.
 after(async () => {
   // Whatever a test left running (an interval, a socket, a child's pipe) would keep the process

@@ -1,5 +1,5 @@
 import { type ResourceLimits, Worker } from "node:worker_threads";
-import { builtThreadModule, THREAD_EXEC_ARGV, threadModule } from "./thread-bundle.ts";
+import { builtThreadModule, inPlaceModule, THREAD_EXEC_ARGV, threadModule } from "./thread-bundle.ts";
 
 /**
  * One worker thread and the jobs it runs, for work that would hold the event loop (cryptography,
@@ -363,10 +363,10 @@ export class WorkerPool<I, O> {
     this.inPlace.add(job);
     let answer: ThreadAnswer | Error;
     try {
-      this.main ??= import(entry.href).then(
-        async (module: { default: ThreadMain }) =>
-          (await module.default(data as never)) as (input: unknown) => unknown,
-      );
+      this.main ??= inPlaceModule(entry).then(async (url) => {
+        const module = (await import(url.href)) as { default: ThreadMain };
+        return (await module.default(data as never)) as (input: unknown) => unknown;
+      });
       const handle = await this.main;
       try {
         answer = { ok: true, value: await handle(toThread ? toThread(job.input, 0) : job.input) };

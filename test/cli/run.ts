@@ -19,12 +19,8 @@ export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{1
 export type Run = { code: number; stdout: string; stderr: string };
 export type ExecFailure = Error & { code?: unknown; stdout?: unknown; stderr?: unknown; killed?: unknown };
 
-/**
- * `node`'s arguments for `einvoice`: test/preload.mjs loads two large dependencies
- * before bin/einvoice.js registers the TypeScript loader, as the test processes do (see there), which
- * spares each server or command started a second of loading and changes nothing it does.
- */
-export const EINVOICE = ["--import", path.join(REPO_ROOT, "test", "preload.mjs"), "bin/einvoice.js"];
+/** `node`'s arguments for `einvoice`, as a user runs it. */
+export const EINVOICE = ["bin/einvoice.js"];
 
 /** The parent's environment without anything that would change how the CLI is configured. */
 export function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {

@@ -5,6 +5,7 @@ import os from "node:os";
 import path from "node:path";
 import { test } from "node:test";
 import { threadId, Worker } from "node:worker_threads";
+import { withoutLoaders } from "../../src/threads/thread-bundle.ts";
 import { Fifo, ThreadFailure, WorkerPool, type WorkerPoolOptions } from "../../src/threads/worker-pool.ts";
 import type { FixtureData, FixtureJob, FixtureReply } from "./fixture-thread.ts";
 
@@ -54,9 +55,22 @@ test("the thread runs its module from one bundle: import.meta.url is the module'
   const where = value as { url: string; words: string; execArgv: string[]; stack: string };
   assert.equal(where.url, ENTRY.href, "what the module finds beside itself, it finds as under tsx");
   assert.equal(where.words, "import.meta.url", "the words in a string are left alone");
-  // This process runs under `--import tsx`; its threads need no loader, and each would start a thread.
-  assert.ok(process.execArgv.includes("tsx"), `the test process runs with ${process.execArgv.join(" ")}`);
+  // Threads need no loader, and each would start a thread of its own: the process's are not passed on.
   assert.ok(!where.execArgv.some((arg) => /^--(import|require|loader)/.test(arg)), where.execArgv.join(" "));
+  assert.deepEqual(
+    withoutLoaders([
+      "--import",
+      "tsx",
+      "--max-old-space-size=64",
+      "--import=./a.mjs",
+      "--require",
+      "b",
+      "--loader",
+      "c",
+      "--enable-source-maps",
+    ]),
+    ["--max-old-space-size=64", "--enable-source-maps"],
+  );
   // A stack trace names the bundle by its entry, not by the whole data: URL of its code.
   assert.ok(!where.stack.includes("data:"), where.stack.slice(0, 300));
   assert.match(where.stack, /fixture-thread\.ts\?thread-bundle:\d+:\d+/);
