@@ -159,6 +159,9 @@ const GNU_TIME = fs.existsSync("/usr/bin/time") ? "/usr/bin/time" : undefined;
 const CPU_MARK = "einvoice-test-cpu";
 // The run's name: test/helpers.ts puts it in the names of its PostgreSQL databases.
 const RUN = `${process.pid.toString(36)}${Date.now().toString(36).slice(-4)}`;
+// What the run's processes share (test/helpers.ts: the sandbox secrets its apps use), removed at its end.
+const SHARED = fs.mkdtempSync(path.join(os.tmpdir(), "einvoice-test-run-"));
+process.on("exit", () => fs.rmSync(SHARED, { recursive: true, force: true }));
 
 function find(dir) {
   return fs
@@ -313,6 +316,7 @@ function run(job, slot) {
         ...process.env,
         EINVOICE_TEST_ENGINE: job.engine,
         EINVOICE_TEST_RUN: RUN,
+        EINVOICE_TEST_SHARED: SHARED,
         EINVOICE_TEST_PORTS: portsOf(slot),
         FORCE_COLOR: process.stdout.isTTY ? "1" : "0",
       },

@@ -175,11 +175,32 @@ export async function rawStorage(ctx: Pick<Context, "db">, dbFile: string | unde
 
 /**
  * The sandbox secrets the first app of this process generated (secrets.json in its data folder),
- * given to the next ones: generating them (an RSA key above all, 70–300 ms of CPU) for each of the
- * hundreds of apps the suite builds was a good part of its time. Each app still has a folder and a
- * database of its own; sharing the process's keys changes nothing a test looks at.
+ * given to the next ones: generating them (an RSA key above all, 70–300 ms of CPU, up to 0.8 s on a
+ * busy machine) for each of the hundreds of apps the suite builds was a good part of its time. Each
+ * app still has a folder and a database of its own; sharing the keys changes nothing a test looks
+ * at. Under scripts/test.mjs the run shares them too, through a folder of its own that it removes
+ * at its end (EINVOICE_TEST_SHARED): the first processes generate them, the later ones read them.
  */
-let processSecrets: string | undefined;
+const RUN_SECRETS = process.env.EINVOICE_TEST_SHARED
+  ? path.join(process.env.EINVOICE_TEST_SHARED, "secrets.json")
+  : undefined;
+let processSecrets: string | undefined = readSecrets(RUN_SECRETS);
+
+function readSecrets(file: string | undefined): string | undefined {
+  try {
+    return file ? fs.readFileSync(file, "utf8") : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function shareSecrets(secrets: string): void {
+  if (!RUN_SECRETS || fs.existsSync(RUN_SECRETS)) return;
+  // Written whole, then renamed into place: a process reading it at the same time sees all or nothing.
+  const tmp = `${RUN_SECRETS}.${process.pid}.tmp`;
+  fs.writeFileSync(tmp, secrets, { mode: 0o600 });
+  fs.renameSync(tmp, RUN_SECRETS);
+}
 
 /** A real app on a fresh database, closed and removed when the test ends. */
 export async function build(t: TestContext, env: Record<string, string> = {}) {
@@ -201,8 +222,10 @@ export async function build(t: TestContext, env: Record<string, string> = {}) {
   ]);
   const ctx = await createContext(config);
   const secrets = path.join(dir, "secrets.json");
-  if (processSecrets === undefined && fs.existsSync(secrets))
+  if (processSecrets === undefined && fs.existsSync(secrets)) {
     processSecrets = fs.readFileSync(secrets, "utf8");
+    shareSecrets(processSecrets);
+  }
   const logger = pino({ level: "silent" });
   const app = await createServer(ctx, logger);
   const workers: Worker[] = [];
