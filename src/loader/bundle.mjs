@@ -37,6 +37,22 @@ import * as esbuild from "esbuild";
  * @returns {Promise<string>} the module's code
  */
 export async function bundle(options) {
+  building += 1;
+  try {
+    return await build(options);
+  } finally {
+    building -= 1;
+    // esbuild answers from a process of its own (57 MB), which would otherwise live as long as this
+    // one: a server's bundles are built as it starts and as its pools start their first threads.
+    // The next build starts another.
+    if (building === 0) void esbuild.stop();
+  }
+}
+
+let building = 0;
+
+/** @param {Parameters<typeof bundle>[0]} options */
+async function build(options) {
   const { contents, resolveDir, name, inPlace, outfile, prologue = "", sourcemap = false } = options;
   const result = await esbuild.build({
     stdin: { contents, resolveDir, loader: "js" },
