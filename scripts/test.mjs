@@ -147,6 +147,7 @@ const CORES = os.availableParallelism();
 // 2-core machine, both engines: 3 processes at once took 9 min 55 s (15 min 42 s of CPU, the cores
 // 79% busy), 4 took 7 min 48 s (13 min 10 s of CPU). When each thread a test's app started still
 // cost a second of CPU to load (before src/threads/thread-bundle.ts), 4 had been slower than 3.
+// With 6, on a slower machine, the scenarios that answer from their own event loop timed out.
 const CONCURRENCY = Number(process.env.EINVOICE_TEST_CONCURRENCY) || Math.max(2, CORES * 2);
 // Fewer processes load the service fewer times; more per group leave fewer groups to even out a layer.
 const GROUP_SIZE = Number(process.env.EINVOICE_TEST_GROUP_SIZE) || 6;
