@@ -74,8 +74,9 @@ async function footprint(ctx: Context, file: string | undefined): Promise<number
   if (ENGINE === "sqlite") {
     // The database's size in pages as this connection sees it, the WAL's pages included: the size
     // of the file once checkpointed. The file's own size is that only when a checkpoint completed,
-    // and the app's checkpointer thread may hold one at the time (a `before` measured short by 64
-    // pages made 10 requests look 256 kB bigger).
+    // and the app's checkpointer thread may hold one at the time. Measured so, one clean-clone run
+    // saw 10 requests grow the file by 64 pages (256 kB) more than every other run: a `before` read
+    // short explains it, though that run was not reproduced.
     const pages = await sql<{ page_count: number }>`pragma page_count`.execute(ctx.db);
     const size = await sql<{ page_size: number }>`pragma page_size`.execute(ctx.db);
     const logical = Number(pages.rows[0]?.page_count) * Number(size.rows[0]?.page_size);
