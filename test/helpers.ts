@@ -111,7 +111,8 @@ after(async () => {
 /**
  * A fresh, empty database for one test: a SQLite file in a temporary folder, or a PostgreSQL schema
  * of its own (selected through the connection's search_path, in the process's database) that `drop`
- * removes.
+ * removes. `dir` is the data folder of the app about to start on it, in process or as a child
+ * process: it is given the sandbox secrets of the run (`seedSecrets`), where they are known.
  */
 export async function freshDatabase(
   dir: string,
@@ -122,6 +123,7 @@ export async function freshDatabase(
       "this file asked for a database, but scripts/test.mjs lists it as opening none: list it under `both` or `sqlite`",
     );
   }
+  seedSecrets(dir);
   if (ENGINE === "sqlite") {
     const file = path.join(dir, "einvoice.db");
     // The file goes with its temporary folder.
@@ -175,11 +177,13 @@ export async function rawStorage(ctx: Pick<Context, "db">, dbFile: string | unde
 
 /**
  * The sandbox secrets the first app of this process generated (secrets.json in its data folder),
- * given to the next ones: generating them (an RSA key above all, 70–300 ms of CPU, up to 0.8 s on a
- * busy machine) for each of the hundreds of apps the suite builds was a good part of its time. Each
- * app still has a folder and a database of its own; sharing the keys changes nothing a test looks
- * at. Under scripts/test.mjs the run shares them too, through a folder of its own that it removes
- * at its end (EINVOICE_TEST_SHARED): the first processes generate them, the later ones read them.
+ * given to the next ones: generating them (an RSA key above all, 0.2–0.4 s of CPU, up to 0.8 s on a
+ * busy machine) for each of the hundreds of apps the suite starts, in its processes and in the
+ * servers, workers and CLI commands they start, was a good part of its time. Each app still has a
+ * folder and a database of its own, and its own copy of the file (a test that rotates a key
+ * rotates its own); sharing the keys changes nothing a test looks at. Under scripts/test.mjs the
+ * run shares them too, through a folder of its own that it removes at its end
+ * (EINVOICE_TEST_SHARED): the first processes generate them, the later ones read them.
  */
 const RUN_SECRETS = process.env.EINVOICE_TEST_SHARED
   ? path.join(process.env.EINVOICE_TEST_SHARED, "secrets.json")
@@ -194,6 +198,15 @@ function readSecrets(file: string | undefined): string | undefined {
   }
 }
 
+/** Gives the data folder `dir` a copy of the known sandbox secrets, unless it has its own. */
+function seedSecrets(dir: string): void {
+  const file = path.join(dir, "secrets.json");
+  // Another process of the run may have shared them since this one started.
+  processSecrets ??= readSecrets(RUN_SECRETS);
+  if (processSecrets === undefined || fs.existsSync(file)) return;
+  fs.writeFileSync(file, processSecrets, { mode: 0o600 });
+}
+
 function shareSecrets(secrets: string): void {
   if (!RUN_SECRETS || fs.existsSync(RUN_SECRETS)) return;
   // Written whole, then renamed into place: a process reading it at the same time sees all or nothing.
@@ -205,8 +218,6 @@ function shareSecrets(secrets: string): void {
 /** A real app on a fresh database, closed and removed when the test ends. */
 export async function build(t: TestContext, env: Record<string, string> = {}) {
   const dir = tempDir(t);
-  if (processSecrets !== undefined)
-    fs.writeFileSync(path.join(dir, "secrets.json"), processSecrets, { mode: 0o600 });
   const database = await freshDatabase(dir);
   const config = loadConfig({
     EINVOICE_DATABASE_URL: database.url,

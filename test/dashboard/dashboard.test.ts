@@ -739,6 +739,14 @@ test("a re-queue clicked five times at once queues the invoice once; so do five 
   assert.equal(events.filter((e) => e.type === "transmission_queued").length, 1);
 });
 
+// One set for the file's production servers: each key pair costs 0.2–0.4 s of CPU, and what these
+// tests look at does not depend on which keys a server has.
+let productionSecrets: ReturnType<typeof newProductionSecrets> | undefined;
+const secretsOnce = () => {
+  productionSecrets ??= newProductionSecrets();
+  return productionSecrets;
+};
+
 /** A production server on a migrated database of its own. */
 async function production(t: TestContext, extra: Record<string, string>) {
   const dir = tempDir(t);
@@ -748,7 +756,7 @@ async function production(t: TestContext, extra: Record<string, string>) {
     EINVOICE_DATABASE_URL: database.url,
     EINVOICE_DATA_DIR: dir,
     EINVOICE_LOG_LEVEL: "silent",
-    ...newProductionSecrets(),
+    ...secretsOnce(),
     EINVOICE_OPERATOR_PASSWORD: "",
     ...extra,
   });

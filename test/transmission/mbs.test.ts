@@ -122,12 +122,15 @@ test("with EINVOICE_AUTHORITY=mbs an invoice is validated, signed and transmitte
 test("each MBS fault class is retried and delivered once, or ends TRANSMISSION_FAILED with MBS's words verbatim", {
   timeout: 120_000,
 }, async (t) => {
-  const sim = await simulator(t, { seed: 5, faults: "slow_ms=1500" });
+  // The SLOW case's answer comes after the call's limit; an ordinary answer must not: the simulator
+  // answers from this process's event loop, and a 500 ms limit also cut off, on a busy machine, the
+  // one answer the DUPLICATE case is allowed (two attempts, where one is asserted below).
+  const sim = await simulator(t, { seed: 5, faults: "slow_ms=4000" });
   const service = await serviceFor(t, sim, {
     EINVOICE_TRANSMIT_WAIT_MS: "0",
-    EINVOICE_MBS_CALL_TIMEOUT_MS: "500",
-    EINVOICE_DELIVERY_TIMEOUT_MS: "3000",
-    EINVOICE_LEASE_MS: "6000",
+    EINVOICE_MBS_CALL_TIMEOUT_MS: "2000",
+    EINVOICE_DELIVERY_TIMEOUT_MS: "8000",
+    EINVOICE_LEASE_MS: "16000",
   });
   service.startWorker(8);
   const [who] = service.tenants;
@@ -277,13 +280,15 @@ test("a buyer not enabled and refused credentials are held in lookup without usi
 });
 
 /*
- * 250 invoices by default, EINVOICE_MBS_INVOICES=1000 for the long run. What can go wrong here is
+ * 120 invoices by default, EINVOICE_MBS_INVOICES=1000 for the long run. What can go wrong here is
  * per invoice, not per batch: an answer lost to a slow or failed call (about one call in ten is slow,
- * three in ten fail) must be resolved by confirm and never register an IRN twice. 250 invoices make
- * about a thousand calls, so each kind of loss (a sign whose answer came too late, one that failed,
- * a confirm or transmit that failed) happens dozens of times, under 32 deliveries at once.
+ * three in ten fail) must be resolved by confirm and never register an IRN twice. 120 invoices make
+ * about 500 calls, so each kind of loss (a sign whose answer came too late, one that failed, a
+ * confirm or transmit that failed) happens dozens of times, under 32 deliveries at once; the test
+ * asserts that they did. More invoices only repeat the same races (250 were the default until the
+ * suite had to fit in five minutes an engine).
  */
-const MBS_INVOICES = Number(process.env.EINVOICE_MBS_INVOICES) || 250;
+const MBS_INVOICES = Number(process.env.EINVOICE_MBS_INVOICES) || 120;
 
 test(`${MBS_INVOICES} invoices of 4 businesses through transient=0.3,slow=0.1: each registered once at MBS, every attempt in its history`, {
   timeout: 360_000,

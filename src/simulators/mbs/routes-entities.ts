@@ -174,10 +174,11 @@ export function entityEndpoints(ctx: SimContext): Endpoint[] {
       method: "GET",
       url: "/api/v1/invoice/crypto_keys/:business_id",
       handler: invoice,
-      handle: (r) => {
+      handle: async (r) => {
         const t = registry.taxpayer(r.params.business_id ?? "");
         if (!t) throw new MbsError(404, BUSINESS_NOT_FOUND);
-        return ok({ public_key: Buffer.from(t.publicKeyPem).toString("base64"), certificate: t.certificate });
+        const pem = await t.publicKeyPem();
+        return ok({ public_key: Buffer.from(pem).toString("base64"), certificate: t.certificate });
       },
     },
     {

@@ -95,7 +95,7 @@ function confirm(ctx: SimContext, irn: string) {
  * the document encrypted with the SHA-256 of the taxpayer's certificate: its own choice of key), and
  * beside them the IRN, business, signing time and the document exactly as signed, in the clear.
  */
-function download(ctx: SimContext, irn: string) {
+async function download(ctx: SimContext, irn: string) {
   const { business_id, signed_at, document } = ctx.registry.found(irn);
   const taxpayer = ctx.registry.taxpayer(business_id);
   const key = createHash("sha256")
@@ -110,7 +110,7 @@ function download(ctx: SimContext, irn: string) {
     signed_at,
     document,
     iv_hex: iv.toString("hex"),
-    pub: Buffer.from(taxpayer?.publicKeyPem ?? "").toString("base64"),
+    pub: Buffer.from((await taxpayer?.publicKeyPem()) ?? "").toString("base64"),
     data: sealed.toString("base64"),
   });
 }

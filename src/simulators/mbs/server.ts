@@ -312,7 +312,7 @@ export async function startMbsSimulator(options: MbsSimulatorOptions = {}): Prom
   const { seed, count, inbound, port, host, spec, serviceCodes, ...initial } = checkedOptions(options);
   let rules = initial.rules;
   const credentials = credentialsOf(seed, options.seed === undefined ? "random" : "seed");
-  const registry = createRegistry(await createTaxpayers(seed, count));
+  const registry = createRegistry(createTaxpayers(seed, count));
   const planner = createFaultPlanner(seed, spec);
   const closing = new AbortController();
   const resources = createResources(serviceCodes);
