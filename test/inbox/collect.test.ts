@@ -93,6 +93,11 @@ test(`MBS: ${INVOICES} invoices from other APPs pulled through 30% faults and a 
     [...counts.entries()].filter(([, n]) => n !== 1),
     [],
   );
+  // At this size too, each kind of fault met the pulls.
+  const faults = sim.faultCounts();
+  for (const fault of ["5xx", "drop", "transient", "slow"]) {
+    assert.ok((faults[fault] ?? 0) > 0, `${fault} injected: ${JSON.stringify(faults)}`);
+  }
   const receivedEvents = await service.ctx.db
     .selectFrom("received_invoice_events")
     .select("received_id")
