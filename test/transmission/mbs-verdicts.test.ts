@@ -138,8 +138,17 @@ test("a sign whose answer was lost, or answered like a duplicate, is confirmed a
     assert.equal(sim.registrations().get(irn), 1, `${prefix}: registered once`);
     assert.equal(lookup.attempts.filter((a) => a.outcome === "delivered").length, 1, prefix);
   }
-  // The lost answer: the next attempt asked confirm, read the invoice back, and transmitted.
-  assert.equal((await lookupOf(service, String(docs.DROP?.irn), who.headers)).attempts.length, 2);
+  // The lost answer: the next attempt asked confirm, read the invoice back, and transmitted. (On
+  // a machine busy enough, an attempt between them may get no answer in time: then it was cut off,
+  // and nothing else went wrong.)
+  const dropped = (await lookupOf(service, String(docs.DROP?.irn), who.headers)).attempts;
+  const between = dropped.slice(1, -1);
+  assert.ok(dropped.length >= 2, JSON.stringify(dropped));
+  assert.deepEqual(
+    between.filter((a) => !/no answer within/.test(String(a.error))),
+    [],
+    `only attempts cut off come between the lost answer and the delivery: ${JSON.stringify(dropped)}`,
+  );
   // The duplicate answer and the try-again-later refusal are resolved inside one attempt, by asking.
   assert.equal((await lookupOf(service, String(docs.DUPLICATE?.irn), who.headers)).attempts.length, 1);
   assert.equal((await lookupOf(service, String(docs.TRYLATER?.irn), who.headers)).attempts.length, 1);
