@@ -122,9 +122,9 @@ test("with EINVOICE_AUTHORITY=mbs an invoice is validated, signed and transmitte
 test("each MBS fault class is retried and delivered once, or ends TRANSMISSION_FAILED with MBS's words verbatim", {
   timeout: 120_000,
 }, async (t) => {
-  // The SLOW case's answer comes after the call's limit; an ordinary answer must not: the simulator
-  // answers from this process's event loop, and a 500 ms limit also cut off, on a busy machine, the
-  // one answer the DUPLICATE case is allowed (two attempts, where one is asserted below).
+  // The SLOW case's answer comes after the call's limit; an ordinary answer must not. The simulator
+  // answers from this process's event loop: with a 500 ms limit, on a busy machine, the DUPLICATE
+  // case once took two attempts where one is asserted below (most likely an ordinary answer cut off).
   const sim = await simulator(t, { seed: 5, faults: "slow_ms=4000" });
   const service = await serviceFor(t, sim, {
     EINVOICE_TRANSMIT_WAIT_MS: "0",
@@ -285,8 +285,8 @@ test("a buyer not enabled and refused credentials are held in lookup without usi
  * three in ten fail) must be resolved by confirm and never register an IRN twice. 120 invoices make
  * about 500 calls, so each kind of loss (a sign whose answer came too late, one that failed, a
  * confirm or transmit that failed) happens dozens of times, under 32 deliveries at once; the test
- * asserts that they did. More invoices only repeat the same races (250 were the default until the
- * suite had to fit in five minutes an engine).
+ * asserts the faults' counts. More invoices only repeat the same races (250 were the default until
+ * the suite had to fit in five minutes an engine).
  */
 const MBS_INVOICES = Number(process.env.EINVOICE_MBS_INVOICES) || 120;
 

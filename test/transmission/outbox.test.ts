@@ -96,9 +96,9 @@ test("authority down: 503 with Retry-After, attempts in lookup, then TRANSMITTED
  * 150 invoices by default, EINVOICE_OUTBOX_INVOICES=1000 for the long run. The faults are per
  * request (an error, an answer held past the attempt's limit, a connection dropped after the
  * authority accepted), so what must hold (every invoice TRANSMITTED, none fiscalized twice) is at
- * stake in each delivery: 150 deliveries under 16 at once meet each kind of fault dozens of times
- * (the test asserts each kind happened). 300 were the default until the suite had to fit in five
- * minutes an engine.
+ * stake in each delivery: 150 deliveries under 16 at once meet each kind of fault many times (the
+ * test asserts each kind happened). 300 were the default until the suite had to fit in five minutes
+ * an engine.
  */
 const OUTBOX_INVOICES = Number(process.env.EINVOICE_OUTBOX_INVOICES) || 150;
 
