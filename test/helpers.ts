@@ -188,7 +188,7 @@ export async function rawStorage(ctx: Pick<Context, "db">, dbFile: string | unde
 const RUN_SECRETS = process.env.EINVOICE_TEST_SHARED
   ? path.join(process.env.EINVOICE_TEST_SHARED, "secrets.json")
   : undefined;
-let processSecrets: string | undefined = readSecrets(RUN_SECRETS);
+let processSecrets: string | undefined;
 
 function readSecrets(file: string | undefined): string | undefined {
   try {
@@ -201,17 +201,20 @@ function readSecrets(file: string | undefined): string | undefined {
 /** Gives the data folder `dir` a copy of the known sandbox secrets, unless it has its own. */
 function seedSecrets(dir: string): void {
   const file = path.join(dir, "secrets.json");
-  // Another process of the run may have shared them since this one started.
+  // Read when first needed: another process of the run may have shared them since this one started.
   processSecrets ??= readSecrets(RUN_SECRETS);
   if (processSecrets === undefined || fs.existsSync(file)) return;
   fs.writeFileSync(file, processSecrets, { mode: 0o600 });
 }
 
-function shareSecrets(secrets: string): void {
-  if (!RUN_SECRETS || fs.existsSync(RUN_SECRETS)) return;
+/** Once an app in `dir` has generated its secrets: this process's, and the run's if it has none yet. */
+function learnSecrets(dir: string): void {
+  if (processSecrets !== undefined) return;
+  processSecrets = readSecrets(path.join(dir, "secrets.json"));
+  if (processSecrets === undefined || !RUN_SECRETS || fs.existsSync(RUN_SECRETS)) return;
   // Written whole, then renamed into place: a process reading it at the same time sees all or nothing.
   const tmp = `${RUN_SECRETS}.${process.pid}.tmp`;
-  fs.writeFileSync(tmp, secrets, { mode: 0o600 });
+  fs.writeFileSync(tmp, processSecrets, { mode: 0o600 });
   fs.renameSync(tmp, RUN_SECRETS);
 }
 
@@ -232,11 +235,7 @@ export async function build(t: TestContext, env: Record<string, string> = {}) {
     import("../src/outbox/worker.ts"),
   ]);
   const ctx = await createContext(config);
-  const secrets = path.join(dir, "secrets.json");
-  if (processSecrets === undefined && fs.existsSync(secrets)) {
-    processSecrets = fs.readFileSync(secrets, "utf8");
-    shareSecrets(processSecrets);
-  }
+  learnSecrets(dir);
   const logger = pino({ level: "silent" });
   const app = await createServer(ctx, logger);
   const workers: Worker[] = [];
