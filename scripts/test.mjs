@@ -61,7 +61,12 @@ const LAYERS = {
     ],
   },
   service: {
-    both: ["test/db/", "test/outbox/", "test/reference/product-codes.test.ts"],
+    both: [
+      "test/db/",
+      "test/inbox/hostile-pull.test.ts",
+      "test/outbox/",
+      "test/reference/product-codes.test.ts",
+    ],
     // Checkpoints are SQLite's: on PostgreSQL the file would only skip.
     sqlite: ["test/db/checkpointer.test.ts"],
   },

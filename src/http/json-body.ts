@@ -1,17 +1,14 @@
 import type { FastifyInstance } from "fastify";
 import { DomainError } from "../errors.ts";
-import { pacer } from "../turns.ts";
 import {
   arrayMemberInTurns,
+  brokenBound,
   type JsonScan,
-  MAX_JSON_CONTAINERS,
-  MAX_JSON_DEPTH,
-  MAX_JSON_MEMBERS,
-  MAX_JSON_VALUES,
   quickScan,
   scanJson,
   scanJsonInTurns,
-} from "./json-scan.ts";
+} from "../json-scan.ts";
+import { pacer } from "../turns.ts";
 
 /*
  * The JSON body parser. Every body is measured before it is parsed (json-scan.ts), and refused,
@@ -43,31 +40,11 @@ function hasNonFinite(value: unknown): boolean {
 const invalid = (details: string) =>
   new DomainError("invalid_request", { message: "Invalid request", details });
 
-const count = (n: number) => n.toLocaleString("en-US");
-
 /** Why the scanned text is refused before parsing, if it is. */
 function refusal(scan: JsonScan): DomainError | undefined {
-  if (scan.depth > MAX_JSON_DEPTH)
-    return invalid(`the request body nests deeper than ${MAX_JSON_DEPTH} levels`);
-  if (scan.containers > MAX_JSON_CONTAINERS) {
-    return invalid(
-      `the request body holds ${count(scan.containers)} objects and arrays; at most ${count(MAX_JSON_CONTAINERS)} are accepted`,
-    );
-  }
-  if (scan.members > MAX_JSON_MEMBERS) {
-    return invalid(
-      `an object in the request body has ${count(scan.members)} members; at most ${count(MAX_JSON_MEMBERS)} are accepted`,
-    );
-  }
-  if (scan.values > MAX_JSON_VALUES) {
-    return invalid(
-      `the request body holds more than ${count(MAX_JSON_VALUES)} values; split it into several requests`,
-    );
-  }
-  // Text columns cannot hold the NUL character (PostgreSQL refuses it), and no field of this API has
-  // a use for it: refuse it at the door, where the answer can say so, instead of deep in a query.
-  if (scan.nul) return invalid("the request body contains a NUL character (\\u0000), which no field accepts");
-  return undefined;
+  const broken = brokenBound(scan, "the request body");
+  if (!broken) return undefined;
+  return invalid(broken.bound === "values" ? `${broken.text}; split it into several requests` : broken.text);
 }
 
 /** Bodies past this size (only the batch routes take them) are parsed one document at a time. */

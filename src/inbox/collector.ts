@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { type Db, writeTransaction } from "../db/database.ts";
 import { JobFailure, messageOf } from "../outbox/failure.ts";
-import type { ReceiptsConnector, WaitingInvoice } from "../transmission/authority/connector.ts";
+import type { ReceiptsConnector, WaitingList } from "../transmission/authority/connector.ts";
 import type { InboxRepository } from "./inbox-repository.ts";
 import type { InboxService, Source } from "./inbox-service.ts";
 
@@ -57,7 +57,7 @@ export function inboxCollector(deps: {
   const iso = (ms: number) => new Date(ms).toISOString();
 
   /** One day's list, tried again after a transient failure. */
-  async function pullDay(pull: ReceiptsConnector["pull"], day: string): Promise<WaitingInvoice[]> {
+  async function pullDay(pull: ReceiptsConnector["pull"], day: string): Promise<WaitingList> {
     for (let tried = 1; ; tried++) {
       try {
         return await pull({ from: day, to: day }, AbortSignal.timeout(callTimeoutMs));
@@ -98,11 +98,9 @@ export function inboxCollector(deps: {
           const listed = await pullDay(receipts.pull, day);
           outcome.listed += listed.length;
           for (let i = 0; i < listed.length; i += RECEIVE_CHUNK) {
-            const receipt = await service.receive(
-              listed.slice(i, i + RECEIVE_CHUNK),
-              source,
-              `pull:${owner}`,
-            );
+            // Each slice parsed only now: a day's documents are never all in memory at once.
+            const slice = await listed.read(i, i + RECEIVE_CHUNK);
+            const receipt = await service.receive(slice, source, `pull:${owner}`);
             outcome.stored += receipt.stored.length;
             outcome.already += receipt.already;
             outcome.unaddressed.push(...receipt.unaddressed.slice(0, 100 - outcome.unaddressed.length));

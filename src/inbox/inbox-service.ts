@@ -4,6 +4,7 @@ import { type Db, type Executor, writeTransaction } from "../db/database.ts";
 import type { Business, ReceivedStatus } from "../db/schema.ts";
 import { DomainError, type Violation } from "../errors.ts";
 import { openDocument, storeDocument } from "../invoices/stored-document.ts";
+import { messageOf } from "../outbox/failure.ts";
 import type { OutboxQueue } from "../outbox/outbox-service.ts";
 import type { Plan } from "../outbox/verdict.ts";
 import type { WebhookNotifier } from "../webhooks/notifier.ts";
@@ -15,7 +16,7 @@ import type {
   ReceivedRow,
   ReceivedSummary,
 } from "./inbox-repository.ts";
-import { type Checked, checkReceived, type Incoming, plainTin } from "./received-checks.ts";
+import { type Checked, checkReceived, type Incoming, plainTin, type Validate } from "./received-checks.ts";
 
 /** Where a received invoice came from: pulled from the authority, or signed by a business of this service. */
 export type Source = "mbs" | "builtin";
@@ -77,6 +78,8 @@ export function inboxService(deps: {
   sealer: Pick<Sealer, "seal" | "open">;
   notifier: Pick<WebhookNotifier, "notifyMany">;
   outbox: Pick<OutboxQueue, "enqueue">;
+  /** Checks received documents (the validation pool's, which takes large ones off the event loop). */
+  validate?: Validate;
 }) {
   const { db, inbox, sealer, notifier, outbox } = deps;
 
@@ -127,34 +130,64 @@ export function inboxService(deps: {
     };
   }
 
+  /** What the checks made of a batch, before any of it is stored. */
+  type Prepared = {
+    at: string;
+    rows: NewReceived[];
+    checkedOf: Map<string, Extract<Checked, { accepted: true }>>;
+    unaddressed: Receipt["unaddressed"];
+  };
+
   /**
-   * Checks and stores incoming invoices in the caller's transaction: each new one with its history
-   * entry and its `invoice.received` event, together, so none is stored without being announced and
-   * none announced twice. One already stored for its buyer is left as it is.
+   * Checks each incoming invoice and makes its row, each on its own: one that the checks or the
+   * store cannot take (a document built to break them) is set aside with its reason, and the others
+   * go on. A source's own set-aside entries (a listed entry over a bound) are reported as they are.
    */
-  async function receiveIn(
+  async function prepare(
     items: readonly Incoming[],
     source: Source,
-    actor: string,
-    tx: Executor,
-  ): Promise<Receipt> {
-    const at = new Date().toISOString();
-    const buyers = await buyersOf(tx);
-    const receipt: Receipt = { stored: [], already: 0, unaddressed: [] };
-    const rows: NewReceived[] = [];
-    const checkedOf = new Map<string, Extract<Checked, { accepted: true }>>();
+    buyers: ReadonlyMap<string, string>,
+    validate: Validate | undefined,
+  ): Promise<Prepared> {
+    const prepared: Prepared = {
+      at: new Date().toISOString(),
+      rows: [],
+      checkedOf: new Map(),
+      unaddressed: [],
+    };
     for (const incoming of items) {
-      const checked = checkReceived(incoming, buyers);
-      if (!checked.accepted) {
-        receipt.unaddressed.push({ irn: checked.irn, reason: checked.reason });
+      if (incoming.setAside !== undefined) {
+        prepared.unaddressed.push({ irn: null, reason: incoming.setAside });
         continue;
       }
-      const key = `${checked.businessId} ${checked.irn}`;
-      // The same invoice twice in one answer: the first is the one stored.
-      if (checkedOf.has(key)) continue;
-      checkedOf.set(key, checked);
-      rows.push(rowOf(checked, incoming, source, at));
+      try {
+        const checked = await checkReceived(incoming, buyers, validate);
+        if (!checked.accepted) {
+          prepared.unaddressed.push({ irn: checked.irn, reason: checked.reason });
+          continue;
+        }
+        const key = `${checked.businessId} ${checked.irn}`;
+        // The same invoice twice in one answer: the first is the one stored.
+        if (prepared.checkedOf.has(key)) continue;
+        const row = rowOf(checked, incoming, source, prepared.at);
+        prepared.checkedOf.set(key, checked);
+        prepared.rows.push(row);
+      } catch (err) {
+        const irn = typeof incoming.irn === "string" ? incoming.irn.slice(0, 100) : null;
+        prepared.unaddressed.push({ irn, reason: `set aside: ${messageOf(err).slice(0, 300)}` });
+      }
     }
+    return prepared;
+  }
+
+  /**
+   * Stores checked invoices in the caller's transaction: each new one with its history entry and
+   * its `invoice.received` event, together, so none is stored without being announced and none
+   * announced twice. One already stored for its buyer is left as it is.
+   */
+  async function store(prepared: Prepared, source: Source, actor: string, tx: Executor): Promise<Receipt> {
+    const { at, rows, checkedOf } = prepared;
+    const receipt: Receipt = { stored: [], already: 0, unaddressed: prepared.unaddressed };
     const stored = await inbox.store(rows, tx);
     receipt.already = rows.length - stored.length;
     const byIrn = new Map(rows.map((row) => [row.irn, row]));
@@ -193,6 +226,20 @@ export function inboxService(deps: {
     await inbox.addEvents(events, tx);
     await notifier.notifyMany(notices, tx);
     return receipt;
+  }
+
+  /**
+   * Checks and stores incoming invoices in the caller's transaction (an invoice signed by one
+   * business of this service for another: a document the sign path bounded and checked already).
+   */
+  async function receiveIn(
+    items: readonly Incoming[],
+    source: Source,
+    actor: string,
+    tx: Executor,
+  ): Promise<Receipt> {
+    const prepared = await prepare(items, source, await buyersOf(tx), undefined);
+    return store(prepared, source, actor, tx);
   }
 
   async function mine(principal: Principal, irn: string, tx: Executor = db): Promise<ReceivedRow> {
@@ -253,9 +300,14 @@ export function inboxService(deps: {
   }
 
   return {
-    /** Checks and stores a batch pulled from a source, in a transaction of its own. */
-    receive: (items: readonly Incoming[], source: Source, actor: string) =>
-      writeTransaction(db, (tx) => receiveIn(items, source, actor, tx)),
+    /**
+     * Checks a batch pulled from a source, off the event loop where a document is large and outside
+     * any transaction, then stores it in a transaction of its own.
+     */
+    async receive(items: readonly Incoming[], source: Source, actor: string): Promise<Receipt> {
+      const prepared = await prepare(items, source, await buyersOf(db), deps.validate);
+      return writeTransaction(db, (tx) => store(prepared, source, actor, tx));
+    },
 
     /** The same in the caller's transaction: an invoice signed by one business of this service for another. */
     receiveIn,

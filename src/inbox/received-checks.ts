@@ -1,6 +1,12 @@
 import { parseIrn } from "../crypto/irn.ts";
 import type { Violation } from "../errors.ts";
-import { validateInvoice } from "../invoices/validation/validation.ts";
+import { MAX_LINES } from "../invoices/invoice-schema.ts";
+import type { RuleContext } from "../invoices/validation/rules/types.ts";
+import type { ValidationResult } from "../invoices/validation/validation.ts";
+import { lineCount, validateInvoice } from "../invoices/validation/validation.ts";
+
+/** Runs this service's validation rules over a document: in place, or on the validation thread. */
+export type Validate = (body: unknown, ctx: RuleContext) => ValidationResult | Promise<ValidationResult>;
 
 /** An invoice as a source hands it over: its document, and what the source says of it besides. */
 export type Incoming = {
@@ -12,6 +18,8 @@ export type Incoming = {
   supplierTin?: string;
   /** When the source says it was transmitted, as it says it. */
   transmittedAt?: string;
+  /** Why the source could not read this entry (it breaks a bound): reported, never stored. */
+  setAside?: string;
 };
 
 /** What the checks make of an incoming invoice: whose it is, under which IRN, and what is wrong with it. */
@@ -37,6 +45,33 @@ export type Checked =
 export const MAX_RECEIVED_FINDINGS = 50;
 /** Longer than any IRN (at most 50 characters in one APP's schema): the rest is not read. */
 const MAX_IRN = 100;
+/**
+ * How much of a finding's `actual` value is kept: enough to see the mistake. A supplier's 1 MB
+ * field kept whole in each finding made 50 invoices a 551 MB database.
+ */
+export const MAX_ACTUAL = 200;
+
+/** A finding's `actual`, kept whole when short, else an excerpt that says it is one. */
+export function excerpt(actual: unknown): unknown {
+  if (actual === undefined || actual === null || typeof actual === "number" || typeof actual === "boolean")
+    return actual;
+  let text: string;
+  try {
+    text = typeof actual === "string" ? actual : (JSON.stringify(actual) ?? "");
+  } catch {
+    return "(not shown)";
+  }
+  if (text.length <= MAX_ACTUAL) return actual;
+  return `${text.slice(0, MAX_ACTUAL)}… (${text.length.toLocaleString("en-US")} characters)`;
+}
+
+/** A finding as it is kept: its values bounded. */
+const bounded = (finding: Violation): Violation => {
+  const kept = { ...finding, message: finding.message.slice(0, 1000) };
+  if ("actual" in finding) kept.actual = excerpt(finding.actual);
+  if ("expected" in finding) kept.expected = excerpt(finding.expected);
+  return kept;
+};
 
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === "object" && v !== null && !Array.isArray(v);
@@ -80,7 +115,11 @@ function theSuppliers(finding: Violation, doc: Record<string, unknown>): boolean
  * checked by this service's own validation rules, and every finding, error or warning there, is a
  * warning here, named by its rule.
  */
-export function checkReceived(incoming: Incoming, buyers: ReadonlyMap<string, string>): Checked {
+export async function checkReceived(
+  incoming: Incoming,
+  buyers: ReadonlyMap<string, string>,
+  validate: Validate = validateInvoice,
+): Promise<Checked> {
   const doc = incoming.document;
   const irn = text(doc.irn) ?? text(incoming.irn);
   if (irn === null) return { accepted: false, irn: null, reason: "the invoice has no IRN" };
@@ -101,33 +140,45 @@ export function checkReceived(incoming: Incoming, buyers: ReadonlyMap<string, st
   const supplierTin = text(supplier.tin) ?? text(incoming.supplierTin);
   const warnings: Violation[] = [];
   const parsed = parseIrn(irn);
-  // The rules' context is the supplier's: its IRN is checked against its own service id, its TIN
-  // against itself (a received invoice is not this service's business signing).
-  const findings = validateInvoice(
-    { ...doc, irn },
-    {
-      business: {
-        id: typeof doc.business_id === "string" ? doc.business_id : "",
-        service_id: "error" in parsed ? "" : parsed.serviceId,
-        ...(supplierTin === null ? {} : { tin: supplierTin }),
-      },
-    },
-  );
   if ("error" in parsed)
-    warnings.push({ path: "irn", rule: "irn_template", message: parsed.error, actual: irn });
-  for (const finding of [...findings.errors, ...findings.warnings]) {
-    if (warnings.length >= MAX_RECEIVED_FINDINGS) break;
-    // The IRN's own shape is reported once, above.
-    if (finding.rule === "irn_template" || !theSuppliers(finding, doc)) continue;
-    warnings.push(finding);
-  }
-  const beyond = findings.errors.length + findings.warnings.length + findings.errorsBeyond - warnings.length;
-  if (beyond > 0 && warnings.length >= MAX_RECEIVED_FINDINGS)
+    warnings.push({ path: "irn", rule: "irn_template", message: parsed.error, actual: excerpt(irn) });
+  const lines = lineCount(doc);
+  if (lines > MAX_LINES) {
+    // Beyond what a signed invoice may hold: kept for its buyer, with the reason, and not checked
+    // line by line (the checks' cost grows with the lines; a signed invoice never costs more).
     warnings.push({
-      path: "(document)",
-      rule: "more_findings",
-      message: `${beyond} more findings not listed`,
+      path: "invoice_line",
+      rule: "document_bounds",
+      message: `the invoice has ${lines.toLocaleString("en-US")} lines; a signed invoice has at most ${MAX_LINES.toLocaleString("en-US")}, so its lines were not checked`,
     });
+  } else {
+    // The rules' context is the supplier's: its IRN is checked against its own service id, its TIN
+    // against itself (a received invoice is not this service's business signing).
+    const findings = await validate(
+      { ...doc, irn },
+      {
+        business: {
+          id: typeof doc.business_id === "string" ? doc.business_id : "",
+          service_id: "error" in parsed ? "" : parsed.serviceId,
+          ...(supplierTin === null ? {} : { tin: supplierTin }),
+        },
+      },
+    );
+    for (const finding of [...findings.errors, ...findings.warnings]) {
+      if (warnings.length >= MAX_RECEIVED_FINDINGS) break;
+      // The IRN's own shape is reported once, above.
+      if (finding.rule === "irn_template" || !theSuppliers(finding, doc)) continue;
+      warnings.push(bounded(finding));
+    }
+    const beyond =
+      findings.errors.length + findings.warnings.length + findings.errorsBeyond - warnings.length;
+    if (beyond > 0 && warnings.length >= MAX_RECEIVED_FINDINGS)
+      warnings.push({
+        path: "(document)",
+        rule: "more_findings",
+        message: `${beyond} more findings not listed`,
+      });
+  }
   const totals = isObject(doc.legal_monetary_total) ? doc.legal_monetary_total : {};
   return {
     accepted: true,

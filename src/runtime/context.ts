@@ -33,7 +33,7 @@ import { irnCheck } from "../invoices/registration/irn-check.ts";
 import { preparer } from "../invoices/registration/preparation-pool.ts";
 import { invoiceRegistration } from "../invoices/registration/register.ts";
 import { invoiceTransmits } from "../invoices/transmits.ts";
-import { validationPool } from "../invoices/validation/validation-pool.ts";
+import { type Validate, validationPool } from "../invoices/validation/validation-pool.ts";
 import { dataKeyStateRepository } from "../keys/key-state-repository.ts";
 import { dataKeyRotation } from "../keys/rotation.ts";
 import { sealingService } from "../keys/sealing.ts";
@@ -127,6 +127,7 @@ function outboxOf(
     sealer: Sealer;
     metrics: OutboxMetrics;
     businesses: Pick<BusinessRepository, "list">;
+    validate: Validate;
   },
 ) {
   const { db, invoices: invoicesRepo, webhooks: webhooksRepo, sealer, metrics } = deps;
@@ -142,6 +143,7 @@ function outboxOf(
     sealer,
     notifier,
     outbox: queue,
+    validate: deps.validate,
   });
   const forwarder = authorityForwarder({
     outbox,
@@ -227,6 +229,7 @@ export async function createContext(config: Config) {
     sealer,
     metrics,
     businesses: businessesRepo,
+    validate: validations.validate,
   });
   const webhooks = webhookRegistrar({
     db,

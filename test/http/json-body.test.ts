@@ -1,13 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
-import {
-  arrayMember,
-  MAX_JSON_DEPTH,
-  MAX_JSON_MEMBERS,
-  quickScan,
-  scanJson,
-} from "../../src/http/json-scan.ts";
+import { arrayMember, MAX_JSON_DEPTH, MAX_JSON_MEMBERS, quickScan, scanJson } from "../../src/json-scan.ts";
 import { build, fixture, tenant } from "../helpers.ts";
 
 /** JSON text of `value` with whitespace of the given kind between tokens. */

@@ -73,6 +73,14 @@ export type WaitingInvoice = {
   customerTin?: string;
   supplierTin?: string;
   transmittedAt?: string;
+  /** Why the listed entry is not read (it breaks a bound, or is not JSON): reported, never stored. */
+  setAside?: string;
+};
+
+/** A day's list, its entries parsed a slice at a time as they are stored (pull-answer.ts). */
+export type WaitingList = {
+  length: number;
+  read(start: number, end: number): Promise<WaitingInvoice[]>;
 };
 
 /**
@@ -82,7 +90,7 @@ export type WaitingInvoice = {
  */
 export type ReceiptsConnector = {
   /** The invoices transmitted to this APP's taxpayers between two days (YYYY-MM-DD, both included). */
-  pull(window: { from: string; to: string }, signal: AbortSignal): Promise<WaitingInvoice[]>;
+  pull(window: { from: string; to: string }, signal: AbortSignal): Promise<WaitingList>;
   /** Tells the authority the buyer has the invoice; what it answered, as it answered it. */
   acknowledge(irn: string, signal: AbortSignal): Promise<unknown>;
 };

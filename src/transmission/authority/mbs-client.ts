@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { brokenBound, quickScan, scanJsonInTurns } from "../../json-scan.ts";
 import { isRedirect, redirectOf } from "../../redirects.ts";
 import { DeliveryError } from "./connector.ts";
 import type { MbsAnswer } from "./mbs-answers.ts";
@@ -29,6 +30,17 @@ const MAX_BODY_BYTES = 1 << 20;
 
 /** An answer longer than the call allows, where a cut-off answer would be read as a shorter list. */
 class AnswerTooLarge extends Error {}
+
+/**
+ * The most an encoded (gzip, deflate, br) answer may inflate: JSON lists of invoices compress 10 to
+ * 50 times; 20 kB of gzip that inflated to 21 MB of `0,` (1,000 times) was an attack. Small answers
+ * may inflate more: the bound is never under MIN_INFLATION_BOUND bytes.
+ */
+const MAX_INFLATION = 200;
+const MIN_INFLATION_BOUND = 1 << 20;
+
+/** Reads a successful answer's text in a way of its own (a pull's list); throws to refuse it. */
+export type AnswerReader = (text: string, mask: (value: unknown) => unknown) => Promise<unknown>;
 
 /** What stands for a credential in an answer. */
 export const MASK = "***";
@@ -79,6 +91,62 @@ function maskedValue(value: unknown, mask: (text: string) => string): unknown {
 }
 
 /**
+ * The answer's text; past `limit` bytes, cut off (`strict`: refused, for a list that must be
+ * whole). The bytes are counted as they come, after any content-encoding was undone; an encoded
+ * answer that inflates past MAX_INFLATION times its declared length is refused as it grows.
+ */
+async function readText(response: Response, limit: number, strict: boolean): Promise<string | null> {
+  const reader = response.body?.getReader();
+  if (!reader) return null;
+  const declared = Number(response.headers.get("content-length"));
+  const encoded = (response.headers.get("content-encoding") ?? "identity") !== "identity";
+  const inflationBound =
+    encoded && Number.isFinite(declared) && declared > 0
+      ? Math.max(MIN_INFLATION_BOUND, declared * MAX_INFLATION)
+      : Number.POSITIVE_INFINITY;
+  const decoder = new TextDecoder();
+  const parts: string[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > inflationBound) {
+      await reader.cancel();
+      throw new AnswerTooLarge(
+        `inflated past ${MAX_INFLATION} times its ${declared} encoded bytes (a compression bomb, or not a list)`,
+      );
+    }
+    if (size > limit) {
+      await reader.cancel();
+      if (strict) throw new AnswerTooLarge(`over ${limit} bytes`);
+      break;
+    }
+    parts.push(decoder.decode(value, { stream: true }));
+  }
+  parts.push(decoder.decode());
+  return parts.join("");
+}
+
+/** Not JSON, or beyond what a JSON answer may cost: its words still count for the verdict. */
+const asText = (text: string, mask: (text: string) => string) =>
+  mask(text.slice(0, 4000 + 1024)).slice(0, 4000);
+
+/** The answer parsed, once measured within the bounds of every JSON text from outside. */
+async function parsedAnswer(text: string, mask: (text: string) => string): Promise<unknown> {
+  const scan = quickScan(text) ?? (await scanJsonInTurns(text));
+  if (brokenBound(scan, "the answer")) return asText(text, mask);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return asText(text, mask);
+  }
+  // Masked once parsed, so that an echo escaped in JSON (`\u0026`, `\"`) is found as well.
+  return maskedValue(parsed, mask);
+}
+
+/**
  * One call to MBS: with the APP's credentials as MBS wants them, a request id of its own (sent as
  * `x-request-id` and named in every error, so an attempt can be found in the authority's logs), a
  * time limit, and no redirect followed (the credentials go to the configured host only). The
@@ -95,35 +163,6 @@ export function mbsClient(settings: MbsSettings) {
     "x-api-secret": settings.apiSecret,
   };
 
-  /** The answer's body; past `limit` bytes, cut off (`strict`: refused, for a list that must be whole). */
-  async function readBody(response: Response, limit: number, strict: boolean): Promise<unknown> {
-    const reader = response.body?.getReader();
-    if (!reader) return null;
-    const chunks: Uint8Array[] = [];
-    let size = 0;
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      size += value.byteLength;
-      if (size > limit) {
-        await reader.cancel();
-        if (strict) throw new AnswerTooLarge(`over ${limit} bytes`);
-        break;
-      }
-      chunks.push(value);
-    }
-    const text = Buffer.concat(chunks).toString("utf8");
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      // Not JSON (a proxy's error page): its words still count for the verdict.
-      return mask(text).slice(0, 4000);
-    }
-    // Masked once parsed, so that an echo escaped in JSON (`\u0026`, `\"`) is found as well.
-    return maskedValue(parsed, mask);
-  }
-
   return {
     async call(
       step: string,
@@ -131,8 +170,11 @@ export function mbsClient(settings: MbsSettings) {
       path: string,
       signal: AbortSignal,
       body?: unknown,
-      /** `maxBytes`: the answer's bound, over which the call fails (default: cut off at 1 MiB). */
-      options: { maxBytes?: number } = {},
+      /**
+       * `maxBytes`: a successful answer's bound, over which the call fails (default: cut off at
+       * 1 MiB, as every other answer is); `readOk`: how a successful answer is read (default: parsed).
+       */
+      options: { maxBytes?: number; readOk?: AnswerReader } = {},
     ): Promise<MbsAnswer & { requestId: string }> {
       const requestId = randomUUID();
       const limit = AbortSignal.timeout(settings.callTimeoutMs);
@@ -165,22 +207,30 @@ export function mbsClient(settings: MbsSettings) {
           `MBS ${step} answered a redirect, not followed: ${mask(redirectOf(response))} (request ${requestId})`,
         );
       }
+      const ok = response.status >= 200 && response.status <= 299;
+      let text: string | null;
       try {
-        const bound = options.maxBytes ?? MAX_BODY_BYTES;
-        return {
-          status: response.status,
-          body: await readBody(response, bound, options.maxBytes !== undefined),
-          requestId,
-        };
+        const strict = ok && options.maxBytes !== undefined;
+        text = await readText(response, strict ? (options.maxBytes ?? 0) : MAX_BODY_BYTES, strict);
       } catch (err) {
         if (signal.aborted) throw err;
         if (err instanceof AnswerTooLarge)
-          throw new DeliveryError(
-            `MBS ${step}'s answer is over ${options.maxBytes} bytes (request ${requestId})`,
-          );
+          throw new DeliveryError(`MBS ${step}'s answer is ${err.message} (request ${requestId})`);
         // The connection dropped mid-answer: whether the call took effect is unknown.
         throw new DeliveryError(`MBS ${step}'s answer was cut off (request ${requestId})`);
       }
+      if (text === null) return { status: response.status, body: null, requestId };
+      if (ok && options.readOk) {
+        try {
+          const body = await options.readOk(text, (value) => maskedValue(value, mask));
+          return { status: response.status, body, requestId };
+        } catch (err) {
+          throw new DeliveryError(
+            `MBS ${step} answered ${response.status} ${mask((err as Error).message)} (request ${requestId})`,
+          );
+        }
+      }
+      return { status: response.status, body: await parsedAnswer(text, mask), requestId };
     },
   };
 }

@@ -1,4 +1,4 @@
-import { nextTurn } from "../turns.ts";
+import { nextTurn } from "./turns.ts";
 
 /*
  * JSON text measured without parsing it: JSON.parse runs on the event loop in one piece, and its
@@ -44,6 +44,36 @@ export type JsonScan = {
   /** A `\uD800`–`\uDFFF` escape, which may be a lone surrogate. */
   surrogateEscape: boolean;
 };
+
+const count = (n: number) => n.toLocaleString("en-US");
+
+/**
+ * The first bound the scanned text breaks, if any, said of `subject` ("the request body", "entry 3
+ * of the list"): the same bounds for every JSON text this service did not write.
+ */
+export function brokenBound(
+  scan: JsonScan,
+  subject: string,
+): { bound: "depth" | "containers" | "members" | "values" | "nul"; text: string } | undefined {
+  if (scan.depth > MAX_JSON_DEPTH)
+    return { bound: "depth", text: `${subject} nests deeper than ${MAX_JSON_DEPTH} levels` };
+  if (scan.containers > MAX_JSON_CONTAINERS)
+    return {
+      bound: "containers",
+      text: `${subject} holds ${count(scan.containers)} objects and arrays; at most ${count(MAX_JSON_CONTAINERS)} are accepted`,
+    };
+  if (scan.members > MAX_JSON_MEMBERS)
+    return {
+      bound: "members",
+      text: `an object in ${subject} has ${count(scan.members)} members; at most ${count(MAX_JSON_MEMBERS)} are accepted`,
+    };
+  if (scan.values > MAX_JSON_VALUES)
+    return { bound: "values", text: `${subject} holds more than ${count(MAX_JSON_VALUES)} values` };
+  // Text columns cannot hold the NUL character (PostgreSQL refuses it), and no field has a use for it.
+  if (scan.nul)
+    return { bound: "nul", text: `${subject} contains a NUL character (\\u0000), which no field accepts` };
+  return undefined;
+}
 
 /** Measures JSON text without parsing it. Malformed text is left for the parser to name. */
 export function scanJson(text: string): JsonScan {

@@ -1,0 +1,165 @@
+import assert from "node:assert/strict";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { type TestContext, test } from "node:test";
+import { MAX_LINES } from "../../src/invoices/invoice-schema.ts";
+import type { Context } from "../../src/runtime/context.ts";
+import { build, type Json, type Tenant, tenant } from "../helpers.ts";
+
+/*
+ * A collection from an MBS that lists, beside good invoices for three businesses, documents built to
+ * hurt: each is set aside or kept with its reason, alone; the good ones are stored, each once, and
+ * the day's cursor moves on. The MBS here is a plain HTTP server answering what the test gives it,
+ * as a hostile or broken authority would.
+ */
+
+const today = () => new Date().toISOString().slice(0, 10);
+
+async function hostileMbs(t: TestContext, listFor: (day: string) => string) {
+  const pulls: string[] = [];
+  const srv = http.createServer((req, res) => {
+    req.resume();
+    const url = new URL(req.url ?? "/", "http://x");
+    res.setHeader("content-type", "application/json");
+    if (url.pathname === "/api/v1/invoice/transmit/pull") {
+      const day = url.searchParams.get("from") ?? "";
+      pulls.push(day);
+      res.end(listFor(day));
+      return;
+    }
+    res.statusCode = 404;
+    res.end(JSON.stringify({ code: 404, data: null, message: "no route found for this path" }));
+  });
+  await new Promise<void>((resolve) => srv.listen(0, "127.0.0.1", resolve));
+  t.after(() => new Promise<void>((resolve) => srv.close(() => resolve())));
+  return { url: `http://127.0.0.1:${(srv.address() as AddressInfo).port}`, pulls };
+}
+
+async function service(t: TestContext, url: string) {
+  const built = await build(t, {
+    EINVOICE_AUTHORITY: "mbs",
+    EINVOICE_MBS_URL: url,
+    EINVOICE_MBS_API_KEY: "mbs-key-0f3a9c",
+    EINVOICE_MBS_API_SECRET: "mbs-secret-7d21e4",
+    EINVOICE_INBOX_LOOKBACK_DAYS: "0",
+  });
+  const buyers: Tenant[] = [];
+  for (const tin of ["31845560-0001", "31845560-0002", "31845560-0003"])
+    buyers.push(await tenant(built.ctx, { tin }));
+  return { ...built, buyers };
+}
+
+const invoice = (n: number, buyerTin: string, extra: Json = {}): Json => ({
+  irn: `G${n}-A1B2C3D4-${today().replaceAll("-", "")}`,
+  issue_date: today(),
+  invoice_type_code: "396",
+  document_currency_code: "NGN",
+  accounting_supplier_party: { party_name: "Supplier Ltd", tin: "20198222-0002" },
+  accounting_customer_party: { party_name: "Buyer", tin: buyerTin },
+  legal_monetary_total: { payable_amount: 1000 },
+  invoice_line: [{ invoiced_quantity: 1, line_extension_amount: 1000, item: { name: "x" } }],
+  ...extra,
+});
+
+async function rowsByIrn(ctx: Pick<Context, "db">) {
+  const rows = await ctx.db
+    .selectFrom("received_invoices")
+    .select(["irn", "business_id", "checks"])
+    .execute();
+  const counts = new Map<string, number>();
+  for (const { irn } of rows) counts.set(irn, (counts.get(irn) ?? 0) + 1);
+  return { rows, counts };
+}
+
+test("one poisoned document among 500 good ones for three businesses: the 500 stored, each once, and the one reported", {
+  timeout: 120_000,
+}, async (t) => {
+  const tins = ["31845560-0001", "31845560-0002", "31845560-0003"];
+  const good = Array.from({ length: 500 }, (_, i) => JSON.stringify(invoice(i, tins[i % 3] ?? "")));
+  // A note nested 6,000 deep: it stopped every collection (a stack overflow inside the batch).
+  const poison = `{"irn":"P1-A1B2C3D4-20261124","accounting_customer_party":{"tin":"${tins[0]}"},"note":${"[".repeat(6000)}${"]".repeat(6000)}}`;
+  const entries = [...good.slice(0, 250), poison, ...good.slice(250)];
+  const mbs = await hostileMbs(t, (day) =>
+    day === today() ? `{"code":200,"data":[${entries.join(",")}]}` : `{"code":200,"data":[]}`,
+  );
+  const { ctx, buyers } = await service(t, mbs.url);
+
+  const first = await ctx.collector.collect("test", { force: true });
+  assert.ok(first.pulled);
+  assert.equal(first.error, null);
+  assert.equal(first.listed, 501);
+  assert.equal(first.stored, 500, JSON.stringify(first).slice(0, 1500));
+  assert.deepEqual(first.unaddressed, [
+    { irn: null, reason: "entry 251 of the list nests deeper than 64 levels" },
+  ]);
+  assert.equal(first.cursor, today());
+  const { counts } = await rowsByIrn(ctx);
+  assert.equal(counts.size, 500);
+  assert.ok([...counts.values()].every((n) => n === 1));
+  for (const buyer of buyers) {
+    const n = await ctx.db
+      .selectFrom("received_invoices")
+      .where("business_id", "=", buyer.business_id)
+      .select((eb) => eb.fn.countAll<number>().as("n"))
+      .executeTakeFirstOrThrow();
+    assert.ok(Number(n.n) >= 166, `${buyer.tin}: ${n.n}`);
+  }
+
+  // Collected again: the same list, nothing stored twice, the poison reported again, not fatal.
+  const again = await ctx.collector.collect("test", { force: true });
+  assert.ok(again.pulled);
+  assert.equal(again.error, null);
+  assert.equal(again.stored, 0);
+  assert.equal(again.already, 500);
+  assert.equal((await rowsByIrn(ctx)).counts.size, 500);
+});
+
+test("documents past a signed invoice's bounds are kept for their buyer with the reason, and findings keep an excerpt", {
+  timeout: 60_000,
+}, async (t) => {
+  const tin = "31845560-0001";
+  const manyLines = invoice(1, tin, {
+    invoice_line: Array.from({ length: MAX_LINES + 1 }, () => ({ item: { name: "x" } })),
+  });
+  // A field of 900 kB: it was kept whole in the finding that named it, once per finding.
+  const wideField = invoice(2, tin, { invoice_type_code: "9".repeat(900_000) });
+  const wideMembers = `{"irn":"W3-A1B2C3D4-20261124","accounting_customer_party":{"tin":"${tin}"},${Array.from(
+    { length: 5000 },
+    (_, i) => `"u${i}":0`,
+  ).join(",")}}`;
+  const entries = [
+    JSON.stringify(manyLines),
+    JSON.stringify(wideField),
+    wideMembers,
+    JSON.stringify(invoice(4, tin)),
+  ];
+  const mbs = await hostileMbs(t, () => `{"code":200,"data":[${entries.join(",")}]}`);
+  const { ctx } = await service(t, mbs.url);
+
+  const started = Date.now();
+  const collection = await ctx.collector.collect("test", { force: true });
+  assert.ok(collection.pulled);
+  assert.equal(collection.error, null);
+  assert.equal(collection.stored, 3);
+  assert.deepEqual(collection.unaddressed, [
+    { irn: null, reason: "an object in entry 3 of the list has 5,002 members; at most 1,000 are accepted" },
+  ]);
+  assert.ok(Date.now() - started < 30_000);
+  const { rows } = await rowsByIrn(ctx);
+  const checksOf = (prefix: string) => {
+    const row = rows.find((r) => r.irn.startsWith(prefix));
+    assert.ok(row, prefix);
+    return { size: row.checks.length, checks: JSON.parse(row.checks) as Array<Json> };
+  };
+  const lines = checksOf("G1-");
+  assert.deepEqual(
+    lines.checks.map((c) => c.rule),
+    ["document_bounds"],
+  );
+  assert.match(String(lines.checks[0]?.message), /10,001 lines; a signed invoice has at most 10,000/);
+  const wide = checksOf("G2-");
+  assert.ok(wide.size < 10_000, `the findings of the wide field take ${wide.size} characters`);
+  const type = wide.checks.find((c) => c.path === "invoice_type_code" && c.actual !== undefined);
+  assert.ok(type, JSON.stringify(wide.checks).slice(0, 500));
+  assert.match(String(type.actual), /^9{200}… \(900,000 characters\)$/);
+});
