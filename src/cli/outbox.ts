@@ -8,15 +8,15 @@ export function outboxCommands(program: Command): void {
   outbox
     .command("retry")
     .description(
-      "queue failed jobs again with a fresh retry budget: forward (payment updates and VAT reports told to the authority) or webhook",
+      "queue failed jobs again with a fresh retry budget: forward (payment updates and VAT reports told to the authority), webhook, or pull (a day of received invoices)",
     )
-    .requiredOption("--kind <kind>", "forward or webhook")
+    .requiredOption("--kind <kind>", "forward, webhook or pull")
     .option("--irn <irn>", "only this invoice's")
     .action(async (opts: { kind: string; irn?: string }) => {
-      if (opts.kind !== "forward" && opts.kind !== "webhook") {
+      if (opts.kind !== "forward" && opts.kind !== "webhook" && opts.kind !== "pull") {
         throw new DomainError("invalid_request", {
           message: "Invalid request",
-          details: `--kind is forward or webhook, not ${JSON.stringify(opts.kind)}: a failed delivery is queued again with transmit`,
+          details: `--kind is forward, webhook or pull, not ${JSON.stringify(opts.kind)}: a failed delivery is queued again with transmit`,
         });
       }
       const kind = opts.kind;

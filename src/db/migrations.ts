@@ -4,6 +4,7 @@ import { core0001 } from "./migration-0001.ts";
 import { partialPayments } from "./migration-0008.ts";
 import { reportNumbersAndBounds } from "./migration-0015.ts";
 import { receivedInvoices0017 } from "./migration-0017.ts";
+import { pullJobs0018 } from "./migration-0018.ts";
 import { generatedId } from "./migration-ids.ts";
 import type { Database } from "./schema.ts";
 
@@ -317,6 +318,12 @@ const migrations: Record<string, Migration> = {
       // The buyer's side: received invoices, their history, the collection's cursor and lease.
       if (engineOf(db) === "sqlite") await db.transaction().execute(receivedInvoices0017);
       else await receivedInvoices0017(db);
+    },
+  },
+  "0018_pull_jobs": {
+    async up(db: Kysely<unknown>) {
+      if (engineOf(db) === "sqlite") await db.transaction().execute(pullJobs0018);
+      else await pullJobs0018(db);
     },
   },
 };

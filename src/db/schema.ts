@@ -134,9 +134,10 @@ export interface ServiceTable {
 
 /**
  * delivery: an invoice to the authority; webhook: an event; forward: a later message to the
- * authority; acknowledgement: a received invoice's receipt, told to the authority.
+ * authority; acknowledgement: a received invoice's receipt, told to the authority; pull: one day of
+ * the invoices the authority holds for this service's businesses as buyers (0018).
  */
-export type JobKind = "delivery" | "webhook" | "forward" | "acknowledgement";
+export type JobKind = "delivery" | "webhook" | "forward" | "acknowledgement" | "pull";
 export type JobState = "pending" | "done" | "failed";
 
 /** The durable outbox: deliveries to the authority and webhook events, each retried until done. */
@@ -279,6 +280,8 @@ export interface ReceivedInvoiceTable {
   sealed: string | null;
   /** JSON list of what the checks found ({path, rule, message}): warnings, never a reason to drop it. */
   checks: string;
+  /** How many findings `checks` lists, for the inbox's pages (0018). */
+  warnings: number;
   status: ReceivedStatus;
   acknowledgement: AcknowledgementState;
   /** Why the buyer rejected it. */
@@ -297,16 +300,20 @@ export interface ReceivedInvoiceEventTable {
   detail: string;
 }
 
-/** Where collecting from a source stands (0017): one row per source, leased by the process pulling it. */
+/**
+ * Where collecting from a source stands (0017): one row per source. Its cursor and next time are
+ * the schedule the workers queue each day's pull job by (0018: the outbox's lease and retry policy
+ * run the pulls); the rest says what the pulls did.
+ */
 export interface InboxPullTable {
   source: string;
-  /** The first day (YYYY-MM-DD) the next pull asks for; null before the first pull. */
+  /** The last day (YYYY-MM-DD) queued; the next collection queues from the day before it. */
   cursor_day: string | null;
-  lease_owner: string | null;
-  lease_expires_at: string | null;
   next_pull_at: string | null;
   last_pulled_at: string | null;
   last_error: string | null;
+  /** JSON: what the last day pulled did (listed, stored, already, set aside), 0018. */
+  last_outcome: string | null;
   pulls: Generated<number>;
   received: Generated<number>;
 }

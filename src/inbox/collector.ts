@@ -1,20 +1,18 @@
-import { setTimeout as sleep } from "node:timers/promises";
 import { type Db, writeTransaction } from "../db/database.ts";
-import { JobFailure, messageOf } from "../outbox/failure.ts";
-import type { ReceiptsConnector, WaitingList } from "../transmission/authority/connector.ts";
+import type { OutboxJob } from "../db/schema.ts";
+import type { OutboxQueue } from "../outbox/outbox-service.ts";
+import type { Outcome } from "../outbox/verdict.ts";
+import type { ReceiptsConnector } from "../transmission/authority/connector.ts";
 import type { InboxRepository } from "./inbox-repository.ts";
-import type { InboxService, Source } from "./inbox-service.ts";
+import type { Source } from "./inbox-service.ts";
+import { type DayOutcome, type PullPayload, payloadOf } from "./pull-job.ts";
 
-/** How many received invoices are checked and stored per transaction. */
-export const RECEIVE_CHUNK = 100;
-/** Tries per day of a pull: a transient failure is tried again at once, twice, before the pull stops. */
-const TRIES_PER_DAY = 3;
 const DAY_MS = 86_400_000;
 
 const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 const plusDays = (day: string, n: number) => dayOf(Date.parse(`${day}T00:00:00Z`) + n * DAY_MS);
 
-/** What one collection did. */
+/** What one collection did: the days it queued and, for `collect`, what the pulls run here did. */
 export type Collection =
   | { pulled: false; reason: string }
   | {
@@ -24,65 +22,94 @@ export type Collection =
       stored: number;
       already: number;
       unaddressed: Array<{ irn: string | null; reason: string }>;
-      /** The first day the next collection asks for, less one day of overlap. */
+      /** The last day queued: the next collection queues from the day before it. */
       cursor: string | null;
+      /** The first day's failure, if a day failed (it is tried again by the outbox's policy). */
       error: string | null;
     };
 
+/** What the collector needs of the outbox: queuing, the open pulls, and running pull jobs here. */
+export type PullJobs = Pick<OutboxQueue, "enqueue" | "payloadStates"> & {
+  claimKind(owner: string, kind: "pull", limit: number): Promise<OutboxJob[]>;
+  process(job: OutboxJob, owner: string): Promise<Outcome>;
+};
+
 /**
- * Collects the invoices waiting at the authority for this service's businesses as buyers. One
- * process at a time pulls a source: it takes the source's lease (a row, inbox_pulls), pulls day by
- * day from the cursor (less one day, for what was transmitted late in the day it reached) to today,
- * stores each day's invoices (each once per buyer and IRN, announced in the same transaction), and
- * moves the cursor only past days stored whole. A process killed mid-pull loses nothing: its lease
- * expires, the next pull lists those days again, and what was stored is not stored twice.
+ * Collects the invoices waiting at the authority for this service's businesses as buyers, as jobs
+ * of the outbox, one per day (pull-job.ts). Every few seconds each worker asks whether a collection
+ * is due: the source's row decides (a compare-and-set, so one process queues each), and the days
+ * from the day before the last one queued (what was transmitted late in the day it reached) to today
+ * are queued, each unless its pull is still open. The outbox's lease, retries and budget run them.
  */
 export function inboxCollector(deps: {
   db: Db;
-  inbox: Pick<InboxRepository, "claimPull" | "renewPull" | "finishPull" | "pullNow" | "pull">;
-  service: Pick<InboxService, "receive">;
+  inbox: Pick<InboxRepository, "takeCollection" | "pullNow" | "pull">;
+  jobs: PullJobs;
   receipts: ReceiptsConnector | undefined;
   source: Source;
   pullMs: number;
   lookbackDays: number;
-  /** How long a pull may hold the source before another process may take it over. */
-  leaseMs: number;
-  /** The time limit of one call of the pull. */
-  callTimeoutMs: number;
-  /** The pause before a failed day is tried again, doubled each time. */
-  retryPauseMs?: number;
+  /** The outcome of each day pulled in this process, by job id (pull-job.ts's `observe`). */
+  observed: Map<number, DayOutcome>;
 }) {
-  const { db, inbox, service, receipts, source, pullMs, lookbackDays, leaseMs, callTimeoutMs } = deps;
-  const retryPauseMs = deps.retryPauseMs ?? 500;
+  const { db, inbox, jobs, receipts, source, pullMs, lookbackDays } = deps;
   const iso = (ms: number) => new Date(ms).toISOString();
 
-  /** One day's list, tried again after a transient failure. */
-  async function pullDay(pull: ReceiptsConnector["pull"], day: string): Promise<WaitingList> {
-    for (let tried = 1; ; tried++) {
-      try {
-        return await pull({ from: day, to: day }, AbortSignal.timeout(callTimeoutMs));
-      } catch (err) {
-        const permanent = err instanceof JobFailure && err.permanent;
-        if (permanent || tried >= TRIES_PER_DAY) throw err;
-        await sleep(retryPauseMs * 2 ** (tried - 1));
+  /** Queues the days of a collection, if one is due (`force`: due or not). */
+  async function schedule(options: { force?: boolean } = {}): Promise<{ days: string[]; cursor: string }> {
+    const now = Date.now();
+    const today = dayOf(now);
+    return writeTransaction(db, async (tx) => {
+      const taken = await inbox.takeCollection(
+        source,
+        { now: iso(now), next: iso(now + pullMs), today },
+        options.force === true,
+        tx,
+      );
+      if (!taken) return { days: [], cursor: today };
+      const first = taken.cursor_day ? plusDays(taken.cursor_day, -1) : plusDays(today, -lookbackDays);
+      const window: string[] = [];
+      for (let day = first; day <= today; day = plusDays(day, 1)) window.push(day);
+      const payloadOfDay = (day: string) => JSON.stringify({ source: "mbs", day } satisfies PullPayload);
+      const known = await jobs.payloadStates("pull", window.map(payloadOfDay), tx);
+      const stateOf = new Map<string | undefined, string>();
+      for (const job of known) {
+        const day = payloadOf(job)?.day;
+        if (job.state === "pending" || !stateOf.has(day)) stateOf.set(day, job.state);
       }
-    }
+      // A day still open is not queued twice. A past day that failed for good (its budget spent,
+      // reported by the outbox) is not read again until the operator queues it again (`outbox
+      // retry --kind pull`): what made it fail may be a poisoned answer. Today is queued whatever
+      // happened before: its invoices are still arriving.
+      const days = window.filter((day) => {
+        const state = stateOf.get(day);
+        return state === undefined || (state === "failed" && day === today);
+      });
+      await jobs.enqueue(
+        "pull",
+        days.map((day) => ({ irn: null, businessId: "", payload: payloadOfDay(day) })),
+        iso(now),
+        tx,
+      );
+      return { days, cursor: today };
+    });
   }
 
   return {
+    /** The workers' round: queues a collection's days when one is due. */
+    async schedule(): Promise<{ queued: string[] } | { queued: false; reason: string }> {
+      if (!receipts) return { queued: false, reason: "this authority relays no invoices to buyers" };
+      return { queued: (await schedule()).days };
+    },
+
     /**
-     * One collection, if the source's lease is free and a pull is due (`force`: due or not). The
-     * workers call it every few seconds; the database decides which one pulls and when.
+     * One collection now, run in this process (`invoices pull --wait`): its days queued, due or not,
+     * and every pull job due now run here, one after the other, through the outbox. A day that fails
+     * stays queued for the workers, at its backoff.
      */
     async collect(owner: string, options: { force?: boolean } = {}): Promise<Collection> {
       if (!receipts) return { pulled: false, reason: "this authority relays no invoices to buyers" };
-      const started = Date.now();
-      const claimed = await writeTransaction(db, (tx) =>
-        inbox.claimPull(source, owner, iso(started), iso(started + leaseMs), options.force === true, tx),
-      );
-      if (!claimed) return { pulled: false, reason: "another process is pulling, or no pull is due yet" };
-      const today = dayOf(started);
-      const first = claimed.cursor_day ? plusDays(claimed.cursor_day, -1) : plusDays(today, -lookbackDays);
+      const { cursor } = await schedule(options);
       const outcome = {
         pulled: true as const,
         days: 0,
@@ -90,53 +117,31 @@ export function inboxCollector(deps: {
         stored: 0,
         already: 0,
         unaddressed: [] as Array<{ irn: string | null; reason: string }>,
-        cursor: null as string | null,
+        cursor,
         error: null as string | null,
       };
-      try {
-        for (let day = first; day <= today; day = plusDays(day, 1)) {
-          const listed = await pullDay(receipts.pull, day);
-          outcome.listed += listed.length;
-          for (let i = 0; i < listed.length; i += RECEIVE_CHUNK) {
-            // Each slice parsed only now: a day's documents are never all in memory at once.
-            const slice = await listed.read(i, i + RECEIVE_CHUNK);
-            const receipt = await service.receive(slice, source, `pull:${owner}`);
-            outcome.stored += receipt.stored.length;
-            outcome.already += receipt.already;
-            outcome.unaddressed.push(...receipt.unaddressed.slice(0, 100 - outcome.unaddressed.length));
-          }
-          outcome.days++;
-          outcome.cursor = day;
-          const kept = await writeTransaction(db, (tx) =>
-            inbox.renewPull(source, owner, iso(Date.now() + leaseMs), day, tx),
-          );
-          // Taken over (this pull outlived its lease): the other process goes on from here.
-          if (!kept) throw new Error("the pull's lease expired and another process took it over");
-        }
-      } catch (err) {
-        outcome.error = messageOf(err);
+      const ran = new Set<number>();
+      for (;;) {
+        const [job] = await jobs.claimKind(owner, "pull", 1);
+        if (!job) break;
+        await jobs.process(job, owner);
+        // Due again already (a short backoff): it was tried here once; the workers go on with it.
+        if (ran.has(job.id)) break;
+        ran.add(job.id);
+        const day = deps.observed.get(job.id);
+        deps.observed.delete(job.id);
+        if (!day) continue;
+        outcome.days++;
+        outcome.listed += day.listed;
+        outcome.stored += day.stored;
+        outcome.already += day.already;
+        outcome.unaddressed.push(...day.unaddressed.slice(0, 100 - outcome.unaddressed.length));
+        outcome.error ??= day.error;
       }
-      const at = Date.now();
-      // After a failure the next pull comes sooner than the schedule, but not at once.
-      const next = outcome.error === null ? at + pullMs : at + Math.min(pullMs, 30_000);
-      await writeTransaction(db, (tx) =>
-        inbox.finishPull(
-          source,
-          owner,
-          {
-            at: iso(at),
-            next: iso(next),
-            cursorDay: outcome.cursor,
-            received: outcome.stored,
-            error: outcome.error,
-          },
-          tx,
-        ),
-      );
       return outcome;
     },
 
-    /** Asks the workers for a pull now (the next one to look takes it). */
+    /** Asks the workers for a collection now (the next one to look queues it). */
     pullNow: () => inbox.pullNow(source, new Date().toISOString()),
 
     /** Where collecting stands: the cursor, the last pull, its error, the totals. */

@@ -34,7 +34,7 @@ export const SUMMARY_COLUMNS = [
   "invoice_type_code",
   "currency",
   "payable_amount",
-  "checks",
+  "warnings",
   "status",
   "acknowledgement",
   "reason",
@@ -224,7 +224,7 @@ export function inboxRepository(db: Db) {
       return Number(result.numUpdatedRows) === 1;
     },
 
-    // --- The collection: one row per source, its lease taken by the process that pulls it.
+    // --- The collection: one row per source, its schedule and what its pulls did.
 
     async pull(source: string, tx: Executor = db): Promise<InboxPull | undefined> {
       const row = await tx
@@ -236,14 +236,14 @@ export function inboxRepository(db: Db) {
     },
 
     /**
-     * Takes the source's lease when it is free (never taken, expired, or given back) and, unless
-     * `force`, the next pull is due: a compare-and-set, so one process in all gets it.
+     * Takes the source's next collection when it is due (unless `force`): moves its time to `next`
+     * and its cursor to `today`, a compare-and-set, so one process in all queues each collection's
+     * days. Answers the row as it was before, or undefined when another process took it or it is
+     * not due.
      */
-    async claimPull(
+    async takeCollection(
       source: string,
-      owner: string,
-      now: string,
-      until: string,
+      at: { now: string; next: string; today: string },
       force: boolean,
       tx: Executor,
     ): Promise<InboxPull | undefined> {
@@ -252,51 +252,39 @@ export function inboxRepository(db: Db) {
         .values({ source })
         .onConflict((oc) => oc.column("source").doNothing())
         .execute();
+      const before = await this.pull(source, tx);
+      if (!before) return undefined;
       const result = await tx
         .updateTable("inbox_pulls")
-        .set({ lease_owner: owner, lease_expires_at: until })
+        .set((eb) => ({ next_pull_at: at.next, cursor_day: at.today, pulls: eb("pulls", "+", 1) }))
         .where("source", "=", source)
-        .where((eb) => eb.or([eb("lease_expires_at", "is", null), eb("lease_expires_at", "<=", now)]))
+        .where((eb) =>
+          before.next_pull_at === null
+            ? eb("next_pull_at", "is", null)
+            : eb("next_pull_at", "=", before.next_pull_at),
+        )
         .$if(!force, (q) =>
-          q.where((eb) => eb.or([eb("next_pull_at", "is", null), eb("next_pull_at", "<=", now)])),
+          q.where((eb) => eb.or([eb("next_pull_at", "is", null), eb("next_pull_at", "<=", at.now)])),
         )
         .executeTakeFirst();
-      if (Number(result.numUpdatedRows) !== 1) return undefined;
-      return this.pull(source, tx);
+      return Number(result.numUpdatedRows) === 1 ? before : undefined;
     },
 
-    /** Extends the lease while the pull goes on; false when it was lost (expired and taken over). */
-    async renewPull(source: string, owner: string, until: string, cursorDay: string | null, tx: Executor) {
-      const result = await tx
-        .updateTable("inbox_pulls")
-        .set({ lease_expires_at: until, ...(cursorDay === null ? {} : { cursor_day: cursorDay }) })
-        .where("source", "=", source)
-        .where("lease_owner", "=", owner)
-        .executeTakeFirst();
-      return Number(result.numUpdatedRows) === 1;
-    },
-
-    /** Gives the lease back with what the pull did. */
-    async finishPull(
+    /** What one day's pull did, told in the transaction that settles its job. */
+    async pulled(
       source: string,
-      owner: string,
-      outcome: { at: string; next: string; cursorDay: string | null; received: number; error: string | null },
+      outcome: { at: string; received: number; error: string | null; summary: string | null },
       tx: Executor,
     ): Promise<void> {
       await tx
         .updateTable("inbox_pulls")
         .set((eb) => ({
-          lease_owner: null,
-          lease_expires_at: null,
-          next_pull_at: outcome.next,
           last_pulled_at: outcome.at,
           last_error: outcome.error,
-          pulls: eb("pulls", "+", 1),
           received: eb("received", "+", outcome.received),
-          ...(outcome.cursorDay === null ? {} : { cursor_day: outcome.cursorDay }),
+          ...(outcome.summary === null ? {} : { last_outcome: outcome.summary }),
         }))
         .where("source", "=", source)
-        .where("lease_owner", "=", owner)
         .execute();
     },
 

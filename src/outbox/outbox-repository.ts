@@ -1,6 +1,6 @@
 import { type Insertable, sql } from "kysely";
 import { type Db, type Executor, engineOf, powerOfTwoChunks } from "../db/database.ts";
-import type { JobKind, OutboxJob, OutboxJobTable } from "../db/schema.ts";
+import type { JobKind, JobState, OutboxJob, OutboxJobTable } from "../db/schema.ts";
 
 export type Lease = { owner: string; now: string; until: string };
 
@@ -49,6 +49,23 @@ export function outboxRepository(db: Db) {
           where business_id = ${businessId} and kind = 'forward' and state = 'pending'
           limit ${limit}) queued`.execute(tx);
       return Number(rows[0]?.count ?? 0);
+    },
+
+    /** Which of these payloads a job of the kind carries, open or failed for good, and its state. */
+    async payloadStates(
+      kind: JobKind,
+      payloads: readonly string[],
+      tx: Executor = db,
+    ): Promise<Array<{ payload: string; state: JobState }>> {
+      if (payloads.length === 0) return [];
+      const rows = await tx
+        .selectFrom("outbox_jobs")
+        .select(["payload", "state"])
+        .where("kind", "=", kind)
+        .where("state", "in", ["pending", "failed"])
+        .where("payload", "in", [...payloads])
+        .execute();
+      return rows.flatMap((row) => (row.payload === null ? [] : [{ payload: row.payload, state: row.state }]));
     },
 
     async openDelivery(irn: string, tx: Executor = db): Promise<OutboxJob | undefined> {

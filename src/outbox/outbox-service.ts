@@ -16,7 +16,7 @@ export type { Outcome } from "./verdict.ts";
  * the webhooks' notifier, the forwarder) need, so they exist before the handlers that report back
  * to them, and the service (which runs those handlers) after them.
  */
-export function outboxQueue(outbox: Pick<OutboxRepository, "enqueue" | "openDelivery">) {
+export function outboxQueue(outbox: Pick<OutboxRepository, "enqueue" | "openDelivery" | "payloadStates">) {
   return {
     /** Queues jobs of one kind in the caller's transaction: one row each, ids in the order of `items`. */
     enqueue(
@@ -27,6 +27,10 @@ export function outboxQueue(outbox: Pick<OutboxRepository, "enqueue" | "openDeli
     ): Promise<number[]> {
       return outbox.enqueue(kind, items, at, tx);
     },
+
+    /** Which of these payloads a job of the kind carries, open or failed, in the caller's transaction. */
+    payloadStates: (kind: JobKind, payloads: readonly string[], tx: Executor) =>
+      outbox.payloadStates(kind, payloads, tx),
 
     /** The id of the invoice's delivery still to be made, if there is one. */
     async openDelivery(irn: string, tx: Executor): Promise<number | undefined> {
@@ -80,6 +84,16 @@ export function outboxService(deps: {
     /** Due jobs, up to `limit`, around the authority hold (claimAroundHold). */
     claimDue: (owner: string, limit: number) =>
       write((tx) => claimAroundHold({ outbox, hold }, lease(owner, settings.leaseMs), limit, tx)),
+    /**
+     * Due jobs of one kind, up to `limit`, to be run by the caller (`invoices pull --wait`): none of
+     * a kind the authority hold pauses while it stands.
+     */
+    async claimKind(owner: string, kind: JobKind, limit: number): Promise<OutboxJob[]> {
+      return write(async (tx) => {
+        if (hold.kinds.includes(kind) && (await hold.current(tx)) !== undefined) return [];
+        return outbox.claimDue(lease(owner, settings.leaseMs), limit, tx, { only: [kind] });
+      });
+    },
     release: (owner: string) => write((tx) => outbox.release(owner, tx)),
 
     /**
@@ -114,9 +128,10 @@ export function outboxService(deps: {
 
     /**
      * The operator's second chance for what failed for good: payment updates and VAT reports
-     * (`forward`) and webhook events. An invoice's failed delivery is queued again by `transmit`.
+     * (`forward`), webhook events, and days of received invoices (`pull`). An invoice's failed
+     * delivery is queued again by `transmit`.
      */
-    async requeueFailed(kind: "forward" | "webhook", irn?: string): Promise<number> {
+    async requeueFailed(kind: "forward" | "webhook" | "pull", irn?: string): Promise<number> {
       return write((tx) => outbox.requeueFailed(kind, irn, new Date().toISOString(), tx));
     },
 

@@ -21,6 +21,7 @@ import { inboxCollector } from "../inbox/collector.ts";
 import { inboxRepository } from "../inbox/inbox-repository.ts";
 import { receivedResealer } from "../inbox/inbox-reseal.ts";
 import { inboxService } from "../inbox/inbox-service.ts";
+import { type DayOutcome, pullHandler } from "../inbox/pull-job.ts";
 import { auditService } from "../invoices/audit/invoice-audit.ts";
 import { type InvoiceRepository, invoiceRepository } from "../invoices/invoice-repository.ts";
 import { invoiceResealer } from "../invoices/invoice-reseal.ts";
@@ -159,6 +160,8 @@ function outboxOf(
     // The builtin authority is this service: what one business delivers to another arrives directly.
     ...(authority.name === "builtin" ? { localReceiver: inbox } : {}),
   });
+  // The days pulled in this process, for `invoices pull --wait` to print (the collector reads them).
+  const observed = new Map<number, DayOutcome>();
   const hold = authorityHold({
     holds: authorityHoldRepository(db),
     authority: authority.name,
@@ -173,6 +176,18 @@ function outboxOf(
       forward: forwardHandler({ outbox, invoices: lifecycle.forwarding, authority, hold }),
       webhook: webhookDispatcher({ webhooks: webhooksRepo, sealer }),
       acknowledgement: acknowledgementHandler({ receipts: authority.receipts, inbox, hold }),
+      pull: pullHandler({
+        receipts: authority.receipts,
+        service: inbox,
+        inbox: inboxRepo,
+        hold,
+        observe: (jobId, outcome) => {
+          observed.set(jobId, outcome);
+          // Only the process that runs `invoices pull --wait` reads them: a worker keeps the last few.
+          const oldest = observed.keys().next().value;
+          if (observed.size > 64 && oldest !== undefined) observed.delete(oldest);
+        },
+      }),
     },
     settings: config.outbox,
     onSettled: (job, outcome) => metrics.settled(job.kind, outcome),
@@ -181,13 +196,12 @@ function outboxOf(
   const collector = inboxCollector({
     db,
     inbox: inboxRepo,
-    service: inbox,
+    jobs: transmission,
     receipts: authority.receipts,
     source: "mbs",
     pullMs: config.inbox.pullMs,
     lookbackDays: config.inbox.lookbackDays,
-    leaseMs: config.outbox.leaseMs,
-    callTimeoutMs: config.outbox.deliveryTimeoutMs,
+    observed,
   });
   return { notifier, lifecycle, transmission, forwarder, inbox, collector };
 }

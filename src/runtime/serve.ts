@@ -1,5 +1,6 @@
 import cluster from "node:cluster";
 import type { Config } from "../config.ts";
+import type { DayOutcome } from "../inbox/pull-job.ts";
 import { createWorker } from "../outbox/worker.ts";
 import { type Context, createContext, type Logger } from "./context.ts";
 import { announceSandbox } from "./sandbox.ts";
@@ -87,6 +88,7 @@ const HOUSEKEEPING_MS = 60_000;
 /**
  * How often a worker asks whether a collection of received invoices is due: the database says
  * (inbox_pulls), so `invoices pull` is taken up within this, whatever EINVOICE_INBOX_PULL_MS is.
+ * The days it queues are pull jobs of the outbox, run and retried as every other job.
  */
 const COLLECT_CHECK_MS = 5000;
 
@@ -102,18 +104,16 @@ function outboxWorker(ctx: Context, logger: Logger) {
       {
         name: "inbox-collect",
         everyMs: Math.min(COLLECT_CHECK_MS, ctx.config.inbox.pullMs),
-        run: async (owner) => {
-          const collection = await ctx.collector.collect(owner);
-          if (collection.pulled) {
-            const { days, listed, stored, already, unaddressed, error } = collection;
-            const line = { days, listed, stored, already, unaddressed: unaddressed.length, error };
-            if (error || unaddressed.length > 0)
-              logger.warn(
-                { ...line, unaddressedIrns: unaddressed.slice(0, 10) },
-                "received invoices collected, not all",
-              );
-            else logger.info(line, "received invoices collected");
-          }
+        run: async () => {
+          const scheduled = await ctx.collector.schedule();
+          if (scheduled.queued === false || scheduled.queued.length === 0) return;
+          // What the previous collection's last day did, beside the days queued now.
+          const state = await ctx.collector.state();
+          const last = state?.last_outcome ? (JSON.parse(state.last_outcome) as DayOutcome) : undefined;
+          const line = { queued: scheduled.queued, last_error: state?.last_error ?? null, last };
+          if (state?.last_error || (last?.unaddressedCount ?? 0) > 0)
+            logger.warn(line, "received invoices: days queued; the last day pulled did not store all");
+          else logger.info(line, "received invoices: days queued");
         },
       },
     ],

@@ -77,7 +77,7 @@ export function authorityHold(deps: { holds: AuthorityHoldRepository; authority:
     authority,
     probeMs,
     /** The kinds of job that call the authority, and wait while it refuses our credential. */
-    kinds: ["delivery", "forward", "acknowledgement"] as const,
+    kinds: ["delivery", "forward", "acknowledgement", "pull"] as const,
     /** The hold as it stands, if any. */
     async current(tx?: Executor): Promise<AuthorityHoldRow | undefined> {
       const row = await holds.find(authority, tx);

@@ -4,7 +4,8 @@ import type { AddressInfo } from "node:net";
 import { type TestContext, test } from "node:test";
 import { MAX_LINES } from "../../src/invoices/invoice-schema.ts";
 import type { Context } from "../../src/runtime/context.ts";
-import { build, type Json, type Tenant, tenant } from "../helpers.ts";
+import { PULL_MAX_ENTRIES } from "../../src/transmission/authority/pull-answer.ts";
+import { build, eventually, type Json, type Tenant, tenant } from "../helpers.ts";
 
 /*
  * A collection from an MBS that lists, beside good invoices for three businesses, documents built to
@@ -35,13 +36,14 @@ async function hostileMbs(t: TestContext, listFor: (day: string) => string) {
   return { url: `http://127.0.0.1:${(srv.address() as AddressInfo).port}`, pulls };
 }
 
-async function service(t: TestContext, url: string) {
+async function service(t: TestContext, url: string, env: Record<string, string> = {}) {
   const built = await build(t, {
     EINVOICE_AUTHORITY: "mbs",
     EINVOICE_MBS_URL: url,
     EINVOICE_MBS_API_KEY: "mbs-key-0f3a9c",
     EINVOICE_MBS_API_SECRET: "mbs-secret-7d21e4",
     EINVOICE_INBOX_LOOKBACK_DAYS: "0",
+    ...env,
   });
   const buyers: Tenant[] = [];
   for (const tin of ["31845560-0001", "31845560-0002", "31845560-0003"])
@@ -162,4 +164,67 @@ test("documents past a signed invoice's bounds are kept for their buyer with the
   const type = wide.checks.find((c) => c.path === "invoice_type_code" && c.actual !== undefined);
   assert.ok(type, JSON.stringify(wide.checks).slice(0, 500));
   assert.match(String(type.actual), /^9{200}… \(900,000 characters\)$/);
+});
+
+test("a day whose answer breaks a bound is retried by the outbox's policy, fails for good alone, and is read again only when queued again", {
+  timeout: 120_000,
+}, async (t) => {
+  const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+  const tin = "31845560-0001";
+  const good = [1, 2, 3].map((n) => JSON.stringify(invoice(n, tin)));
+  const mbs = await hostileMbs(t, (day) =>
+    day === yesterday
+      ? `{"code":200,"data":[${"0,".repeat(PULL_MAX_ENTRIES)}0]}`
+      : `{"code":200,"data":[${good.join(",")}]}`,
+  );
+  const { ctx, startWorker } = await service(t, mbs.url, {
+    EINVOICE_INBOX_LOOKBACK_DAYS: "1",
+    EINVOICE_MAX_ATTEMPTS: "2",
+    EINVOICE_RETRY_BASE_MS: "20",
+    EINVOICE_RETRY_MAX_MS: "50",
+  });
+  const pullsOf = (day: string) => mbs.pulls.filter((d) => d === day).length;
+  const pullJobs = () =>
+    ctx.db
+      .selectFrom("outbox_jobs")
+      .select(["state", "attempts", "payload", "last_error"])
+      .where("kind", "=", "pull")
+      .execute();
+
+  const first = await ctx.collector.collect("test", { force: true });
+  assert.ok(first.pulled);
+  assert.equal(first.stored, 3, JSON.stringify(first));
+  assert.match(
+    first.error ?? "",
+    new RegExp(`^${yesterday}: MBS pull answered 200 with more than ${PULL_MAX_ENTRIES} entries in data`),
+  );
+  assert.equal(first.cursor, today());
+
+  // The workers spend the day's budget; the other day is done.
+  startWorker();
+  await eventually(
+    async () => (await pullJobs()).some((job) => job.state === "failed"),
+    30_000,
+    "yesterday's pull failed for good",
+  );
+  const jobs = await pullJobs();
+  const failed = jobs.find((job) => job.state === "failed");
+  assert.equal(failed?.payload, JSON.stringify({ source: "mbs", day: yesterday }));
+  assert.equal(failed?.attempts, 2);
+  assert.match(failed?.last_error ?? "", /more than 50000 entries/);
+  assert.equal(pullsOf(yesterday), 2, "read once per attempt of the budget");
+  assert.ok(jobs.every((job) => job.state !== "pending"));
+  const state = await ctx.collector.state();
+  assert.match(state?.last_error ?? "", new RegExp(yesterday));
+
+  // The next collection queues today again, not the day that failed for good.
+  const again = await ctx.collector.collect("test", { force: true });
+  assert.ok(again.pulled);
+  assert.equal(again.error, null);
+  assert.equal(again.already, 3);
+  assert.equal(pullsOf(yesterday), 2);
+
+  // Queued again by the operator: read again.
+  assert.equal(await ctx.transmission.requeueFailed("pull"), 1);
+  await eventually(async () => pullsOf(yesterday) > 2, 30_000, "yesterday pulled again");
 });

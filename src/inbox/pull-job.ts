@@ -1,0 +1,121 @@
+import type { Executor } from "../db/database.ts";
+import { messageOf } from "../outbox/failure.ts";
+import type { JobHandler, Plan, Verdict } from "../outbox/verdict.ts";
+import { DeliveryError, type ReceiptsConnector } from "../transmission/authority/connector.ts";
+import { type AuthorityHold, authorityVerdict } from "../transmission/authority-hold.ts";
+import type { InboxRepository } from "./inbox-repository.ts";
+import type { InboxService, Source } from "./inbox-service.ts";
+
+/** How many received invoices are checked and stored per transaction. */
+export const RECEIVE_CHUNK = 100;
+/** The most set-aside or unaddressed entries one day's outcome lists (the count is whole). */
+const LISTED_AT_MOST = 100;
+
+/** What one day's pull did. */
+export type DayOutcome = {
+  day: string;
+  listed: number;
+  stored: number;
+  already: number;
+  /** Not stored, each with its reason: no buyer of this service, no IRN, or over a bound. */
+  unaddressed: Array<{ irn: string | null; reason: string }>;
+  /** How many there were in all (`unaddressed` lists the first ones). */
+  unaddressedCount: number;
+  error: string | null;
+};
+
+/** A pull job's payload: which source and which day. */
+export type PullPayload = { source: Source; day: string };
+
+const DAY = /^\d{4}-\d{2}-\d{2}$/;
+
+export function payloadOf(job: { payload: string | null }): PullPayload | undefined {
+  try {
+    const payload = JSON.parse(job.payload ?? "null") as Partial<PullPayload> | null;
+    if (payload && typeof payload.day === "string" && DAY.test(payload.day) && payload.source === "mbs")
+      return { source: payload.source, day: payload.day };
+  } catch {
+    // A payload this version did not write: skipped below, with the reason.
+  }
+  return undefined;
+}
+
+/**
+ * One day of the invoices the authority holds for this service's businesses as buyers, as a job of
+ * the outbox: its lease makes one worker at a time pull the day, and its single retry policy
+ * (settle.ts) tries a failed day again with backoff until the budget is spent, when the day is
+ * failed for good, reported by the outbox's metrics and `outbox status`, and queued again by
+ * `outbox retry --kind pull`; later days go on meanwhile. The day's list is stored a slice at a
+ * time, each once per buyer and IRN (a day pulled again stores nothing twice), and what the day
+ * did is kept on the source's row in the transaction that settles the job. `observe` hears each
+ * day's outcome in this process (`invoices pull --wait` prints them).
+ */
+export function pullHandler(deps: {
+  receipts: ReceiptsConnector | undefined;
+  service: Pick<InboxService, "receive">;
+  inbox: Pick<InboxRepository, "pulled">;
+  /** A refused credential pauses the pulls with every other call to the authority. */
+  hold: Pick<AuthorityHold, "passed" | "failed">;
+  observe?: (jobId: number, outcome: DayOutcome) => void;
+}): JobHandler {
+  const { receipts, service, inbox, hold } = deps;
+  return async (job, attempt): Promise<Verdict> => {
+    const payload = payloadOf(job);
+    if (!payload) return { outcome: "skip", reason: "not a day to pull from a known source" };
+    if (!receipts) return { outcome: "skip", reason: "this authority relays no invoices to buyers" };
+    const { source, day } = payload;
+    const outcome: DayOutcome = {
+      day,
+      listed: 0,
+      stored: 0,
+      already: 0,
+      unaddressed: [],
+      unaddressedCount: 0,
+      error: null,
+    };
+    try {
+      const list = await attempt.send(
+        (signal) => receipts.pull({ from: day, to: day }, signal),
+        (message) => new DeliveryError(message),
+      );
+      outcome.listed = list.length;
+      for (let i = 0; i < list.length; i += RECEIVE_CHUNK) {
+        // Each slice parsed only now: a day's documents are never all in memory at once.
+        const slice = await list.read(i, i + RECEIVE_CHUNK);
+        const receipt = await service.receive(slice, source, `pull:${attempt.owner}`);
+        outcome.stored += receipt.stored.length;
+        outcome.already += receipt.already;
+        outcome.unaddressedCount += receipt.unaddressed.length;
+        const room = LISTED_AT_MOST - outcome.unaddressed.length;
+        outcome.unaddressed.push(...receipt.unaddressed.slice(0, Math.max(0, room)));
+      }
+    } catch (err) {
+      outcome.error = `${day}: ${messageOf(err)}`;
+      deps.observe?.(job.id, outcome);
+      const report = async (plan: Plan, tx: Executor) => {
+        await hold.failed(err, plan.at, tx);
+        await inbox.pulled(
+          source,
+          { at: plan.at, received: outcome.stored, error: outcome.error, summary: summaryOf(outcome) },
+          tx,
+        );
+      };
+      return { ...authorityVerdict(err), report };
+    }
+    deps.observe?.(job.id, outcome);
+    const report = async (plan: Plan, tx: Executor) => {
+      await hold.passed(tx);
+      await inbox.pulled(
+        source,
+        { at: plan.at, received: outcome.stored, error: null, summary: summaryOf(outcome) },
+        tx,
+      );
+    };
+    return { outcome: "done", report };
+  };
+}
+
+/** A day's outcome as the source's row keeps it: its counts and the first few entries set aside. */
+function summaryOf(outcome: DayOutcome): string {
+  return JSON.stringify({ ...outcome, unaddressed: outcome.unaddressed.slice(0, 10) });
+}
