@@ -65,7 +65,9 @@ export function outboxRepository(db: Db) {
         .where("state", "in", ["pending", "failed"])
         .where("payload", "in", [...payloads])
         .execute();
-      return rows.flatMap((row) => (row.payload === null ? [] : [{ payload: row.payload, state: row.state }]));
+      return rows.flatMap((row) =>
+        row.payload === null ? [] : [{ payload: row.payload, state: row.state }],
+      );
     },
 
     async openDelivery(irn: string, tx: Executor = db): Promise<OutboxJob | undefined> {
