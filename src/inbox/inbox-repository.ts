@@ -59,15 +59,18 @@ export function inboxRepository(db: Db) {
      * Stores those not stored yet for their buyer: a row already there (another process pulled the
      * same IRN, or the source listed it again) is left as it is. The ids of the rows stored now.
      */
-    async store(rows: readonly NewReceived[], tx: Executor): Promise<Array<{ id: number; irn: string }>> {
+    async store(
+      rows: readonly NewReceived[],
+      tx: Executor,
+    ): Promise<Array<{ id: number; business_id: string; irn: string }>> {
       if (rows.length === 0) return [];
       const stored = await tx
         .insertInto("received_invoices")
         .values([...rows])
         .onConflict((oc) => oc.columns(["business_id", "irn"]).doNothing())
-        .returning(["id", "irn"])
+        .returning(["id", "business_id", "irn"])
         .execute();
-      return stored.map((r) => ({ id: asNumber(r.id), irn: r.irn }));
+      return stored.map((r) => ({ id: asNumber(r.id), business_id: r.business_id, irn: r.irn }));
     },
 
     async addEvents(events: ReadonlyArray<ReceivedEvent & { receivedId: number }>, tx: Executor) {

@@ -157,13 +157,15 @@ export function inboxService(deps: {
     }
     const stored = await inbox.store(rows, tx);
     receipt.already = rows.length - stored.length;
-    const byIrn = new Map(rows.map((row) => [row.irn, row]));
+    // By buyer and IRN, as stored: one IRN may reach two businesses of this service in one batch.
+    const byKey = new Map(rows.map((row) => [`${row.business_id} ${row.irn}`, row]));
     const events: Array<ReceivedEvent & { receivedId: number }> = [];
     const notices = [];
-    for (const { id, irn } of stored) {
-      const row = byIrn.get(irn);
+    for (const { id, business_id, irn } of stored) {
+      const key = `${business_id} ${irn}`;
+      const row = byKey.get(key);
       // The checks' findings as made, not read back from the JSON just written.
-      const checked = row && checkedOf.get(`${row.business_id} ${irn}`);
+      const checked = checkedOf.get(key);
       if (!row || !checked) continue;
       const warnings = checked.warnings.length;
       receipt.stored.push({ irn, businessId: row.business_id, warnings });

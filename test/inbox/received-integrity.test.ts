@@ -1,0 +1,70 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import type { Context } from "../../src/runtime/context.ts";
+import { build, freshInvoice, type Json, type Tenant, tenant } from "../helpers.ts";
+
+/** A supplier outside this service. */
+const SUPPLIER = { business_id: "0b7c6f3e-1a2b-4c3d-8e9f-0a1b2c3d4e5f", service_id: "SUPP1234" };
+
+/** The full fixture as a supplier elsewhere sent it to `buyer`. */
+function fromSupplier(buyer: Pick<Tenant, "tin">): Json {
+  const doc = freshInvoice(SUPPLIER);
+  doc.accounting_customer_party = { ...(doc.accounting_customer_party as Json), tin: buyer.tin };
+  return doc;
+}
+
+/** The `invoice.received` events queued for webhooks: whose, and what they carry. */
+async function receivedEvents(ctx: Pick<Context, "db">) {
+  const jobs = await ctx.db
+    .selectFrom("outbox_jobs")
+    .select(["business_id", "payload"])
+    .where("kind", "=", "webhook")
+    .execute();
+  return jobs
+    .map((job) => ({ business: job.business_id, body: JSON.parse(job.payload ?? "{}") as Json }))
+    .filter((event) => event.body.type === "invoice.received")
+    .map((event) => ({ business: event.business, data: event.body.data as Json }));
+}
+
+test("one batch with the same IRN for two buyers: each stored, each buyer told once", async (t) => {
+  const { ctx } = await build(t);
+  const a = await tenant(ctx, { tin: "31845560-0001" });
+  const b = await tenant(ctx, { tin: "41234567-0001" });
+  for (const who of [a, b]) await ctx.webhooks.set(who.business_id, "https://erp.example.com/hooks/einvoice");
+  const toA = fromSupplier(a);
+  const toB = { ...fromSupplier(b), irn: toA.irn };
+  const irn = String(toA.irn);
+
+  const receipt = await ctx.inbox.receive([{ document: toA }, { document: toB }], "mbs", "test");
+  assert.deepEqual(receipt.stored.map((s) => s.businessId).sort(), [a.business_id, b.business_id].sort());
+  assert.ok(receipt.stored.every((s) => s.irn === irn));
+
+  const events = await receivedEvents(ctx);
+  assert.deepEqual(events.map((e) => e.business).sort(), [a.business_id, b.business_id].sort());
+  for (const event of events) assert.equal(event.data.irn, irn);
+
+  // Each row has its own one `received` entry.
+  const rows = await ctx.db
+    .selectFrom("received_invoices")
+    .select(["id", "business_id"])
+    .where("irn", "=", irn)
+    .execute();
+  assert.equal(rows.length, 2);
+  for (const row of rows) {
+    const history = await ctx.db
+      .selectFrom("received_invoice_events")
+      .select("type")
+      .where("received_id", "=", row.id)
+      .execute();
+    assert.deepEqual(
+      history.map((h) => h.type),
+      ["received"],
+    );
+  }
+
+  // The same batch again stores and announces nothing more.
+  const again = await ctx.inbox.receive([{ document: toA }, { document: toB }], "mbs", "test");
+  assert.equal(again.stored.length, 0);
+  assert.equal(again.already, 2);
+  assert.equal((await receivedEvents(ctx)).length, 2);
+});
