@@ -3,6 +3,10 @@ import { test } from "node:test";
 import type { Context } from "../../src/runtime/context.ts";
 import { build, freshInvoice, type Json, type Tenant, tenant } from "../helpers.ts";
 
+const API = "/api/v1/einvoice";
+
+type App = Awaited<ReturnType<typeof build>>["app"];
+
 /** A supplier outside this service. */
 const SUPPLIER = { business_id: "0b7c6f3e-1a2b-4c3d-8e9f-0a1b2c3d4e5f", service_id: "SUPP1234" };
 
@@ -12,6 +16,12 @@ function fromSupplier(buyer: Pick<Tenant, "tin">): Json {
   doc.accounting_customer_party = { ...(doc.accounting_customer_party as Json), tin: buyer.tin };
   return doc;
 }
+
+const inboxOf = async (app: App, who: Tenant, query = "") => {
+  const res = await app.inject({ url: `${API}/inbox${query}`, headers: who.headers });
+  assert.equal(res.statusCode, 200, res.body);
+  return (res.json() as { data: { total: number; items: Json[] } }).data;
+};
 
 /** The `invoice.received` events queued for webhooks: whose, and what they carry. */
 async function receivedEvents(ctx: Pick<Context, "db">) {
@@ -67,4 +77,29 @@ test("one batch with the same IRN for two buyers: each stored, each buyer told o
   assert.equal(again.stored.length, 0);
   assert.equal(again.already, 2);
   assert.equal((await receivedEvents(ctx)).length, 2);
+});
+
+test("the inbox's day filters: a `to` far in the future lists everything, both ends take whole days", async (t) => {
+  const { app, ctx } = await build(t);
+  const a = await tenant(ctx, { tin: "31845560-0001" });
+  await ctx.inbox.receive(
+    [0, 1, 2].map(() => ({ document: fromSupplier(a) })),
+    "mbs",
+    "test",
+  );
+  const today = new Date().toISOString().slice(0, 10);
+  const dayOff = (n: number) => new Date(Date.now() + n * 86_400_000).toISOString().slice(0, 10);
+  for (const [query, total] of [
+    ["?to=9999-12-31", 3],
+    ["?from=0001-01-01&to=9999-12-31", 3],
+    ["?from=9999-12-31", 0],
+    ["?to=0001-01-01", 0],
+    [`?to=${today}`, 3],
+    [`?from=${today}`, 3],
+    [`?from=${today}&to=${today}`, 3],
+    [`?to=${dayOff(-1)}`, 0],
+    [`?from=${dayOff(1)}`, 0],
+  ] as const) {
+    assert.equal((await inboxOf(app, a, query)).total, total, query);
+  }
 });
