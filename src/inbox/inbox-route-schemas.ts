@@ -66,7 +66,12 @@ export const ReceivedSummary = Type.Object({
   issue_date: Nullable(Type.String()),
   invoice_type_code: Nullable(Type.String()),
   currency: Nullable(Type.String()),
-  payable_amount: Nullable(Type.String({ description: "as the supplier wrote it" })),
+  payable_amount: Nullable(
+    Type.String({
+      description:
+        "its exact decimal value as the supplier wrote it, without a leading + or zeros or an exponent; null when there is none, or it is not a decimal number or longer than 40 characters (a finding, amount_not_decimal or amount_too_long, says so)",
+    }),
+  ),
   status: ReceivedStatus,
   acknowledgement: Acknowledgement,
   reason: Nullable(Type.String()),

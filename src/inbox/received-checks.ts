@@ -1,6 +1,7 @@
 import { parseIrn } from "../crypto/irn.ts";
 import type { Violation } from "../errors.ts";
 import { validateInvoice } from "../invoices/validation/validation.ts";
+import { amountFinding, amountOf } from "./amount.ts";
 
 /** An invoice as a source hands it over: its document, and what the source says of it besides. */
 export type Incoming = {
@@ -43,12 +44,6 @@ const isObject = (v: unknown): v is Record<string, unknown> =>
 const text = (v: unknown): string | null => (typeof v === "string" && v.trim() !== "" ? v.trim() : null);
 /** TINs compare without spaces and case, as the validation's supplier rule compares them. */
 export const plainTin = (tin: string) => tin.replace(/\s+/g, "").toUpperCase();
-
-/** An amount as the supplier wrote it, kept as text: a number is not rounded on its way in. */
-function amountText(v: unknown): string | null {
-  if (typeof v === "number" && Number.isFinite(v)) return String(v);
-  return typeof v === "string" && v.trim() !== "" ? v.trim().slice(0, 40) : null;
-}
 
 /** `invoice_line[3].hsn_code` → the line it is on. */
 function lineOf(path: string, doc: Record<string, unknown>): Record<string, unknown> | undefined {
@@ -129,6 +124,9 @@ export function checkReceived(incoming: Incoming, buyers: ReadonlyMap<string, st
       message: `${beyond} more findings not listed`,
     });
   const totals = isObject(doc.legal_monetary_total) ? doc.legal_monetary_total : {};
+  const payable = amountOf(totals.payable_amount);
+  if (payable.problem !== undefined)
+    warnings.push(amountFinding("legal_monetary_total.payable_amount", payable));
   return {
     accepted: true,
     irn,
@@ -139,7 +137,7 @@ export function checkReceived(incoming: Incoming, buyers: ReadonlyMap<string, st
     issueDate: text(doc.issue_date)?.slice(0, 40) ?? null,
     invoiceTypeCode: text(doc.invoice_type_code)?.slice(0, 40) ?? null,
     currency: text(doc.document_currency_code)?.slice(0, 10) ?? null,
-    payableAmount: amountText(totals.payable_amount),
+    payableAmount: payable.kept,
     warnings,
   };
 }

@@ -103,3 +103,46 @@ test("the inbox's day filters: a `to` far in the future lists everything, both e
     assert.equal((await inboxOf(app, a, query)).total, total, query);
   }
 });
+
+test("payable_amount is the exact decimal value: leading zeros go, a number never becomes another; too long is null and reported", async (t) => {
+  const { app, ctx } = await build(t);
+  const a = await tenant(ctx, { tin: "31845560-0001" });
+  await ctx.webhooks.set(a.business_id, "https://erp.example.com/hooks/einvoice");
+  const withAmount = (amount: unknown) => {
+    const doc = fromSupplier(a);
+    doc.legal_monetary_total = { ...(doc.legal_monetary_total as Json), payable_amount: amount };
+    return doc;
+  };
+  const padded = withAmount(`${"0".repeat(39)}1500000.00`);
+  const huge = withAmount(`1${"0".repeat(60)}.00`);
+  const plain = withAmount(693375);
+  await ctx.inbox.receive(
+    [padded, huge, plain].map((document) => ({ document })),
+    "mbs",
+    "test",
+  );
+  const listed = new Map((await inboxOf(app, a)).items.map((item) => [item.irn, item]));
+  assert.equal(listed.get(padded.irn)?.payable_amount, "1500000.00");
+  assert.equal(listed.get(huge.irn)?.payable_amount, null);
+  assert.equal(listed.get(plain.irn)?.payable_amount, "693375");
+
+  const events = new Map((await receivedEvents(ctx)).map((e) => [e.data.irn, e.data]));
+  assert.equal(events.get(padded.irn)?.payable_amount, "1500000.00");
+  assert.equal(events.get(huge.irn)?.payable_amount, null);
+
+  const read = await app.inject({ url: `${API}/inbox/${huge.irn}`, headers: a.headers });
+  const checks = (read.json() as { data: { checks: Json[] } }).data.checks;
+  const finding = checks.find((c) => c.rule === "amount_too_long");
+  assert.ok(finding, JSON.stringify(checks));
+  assert.equal(finding.path, "legal_monetary_total.payable_amount");
+  const paddedChecks = (
+    (await app.inject({ url: `${API}/inbox/${padded.irn}`, headers: a.headers })).json() as {
+      data: { checks: Json[] };
+    }
+  ).data.checks;
+  assert.equal(
+    paddedChecks.find((c) => c.rule === "amount_too_long"),
+    undefined,
+    "leading zeros are not length",
+  );
+});
