@@ -61,7 +61,13 @@ export const ReceivedSummary = Type.Object({
   source: Type.String({
     description: "mbs (pulled from the authority) or builtin (from a business of this service)",
   }),
-  supplier: Type.Object({ tin: Nullable(Type.String()), name: Nullable(Type.String()) }),
+  supplier: Type.Object(
+    { tin: Nullable(Type.String()), name: Nullable(Type.String()) },
+    {
+      description:
+        "as the document names it; from a business of this service (builtin), that business as registered, whatever the document names (a finding supplier_not_signer says when they differ)",
+    },
+  ),
   customer_tin: Type.String(),
   issue_date: Nullable(Type.String()),
   invoice_type_code: Nullable(Type.String()),

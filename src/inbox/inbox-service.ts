@@ -16,9 +16,13 @@ import type {
   ReceivedSummary,
 } from "./inbox-repository.ts";
 import { type Checked, checkReceived, type Incoming, plainTin } from "./received-checks.ts";
+import { asSigned, type Signer } from "./signer.ts";
 
 /** Where a received invoice came from: pulled from the authority, or signed by a business of this service. */
 export type Source = "mbs" | "builtin";
+
+/** An incoming invoice; handed over by a business of this service (builtin), with that business's id. */
+export type Handed = Incoming & { signer?: string };
 
 /** What a batch of incoming invoices became. */
 export type Receipt = {
@@ -80,21 +84,33 @@ export function inboxService(deps: {
 }) {
   const { db, inbox, sealer, notifier, outbox } = deps;
 
-  let cached: { buyers: Map<string, string>; until: number } | undefined;
+  type Known = { buyers: Map<string, string>; signers: Map<string, Signer>; until: number };
+  let cached: Known | undefined;
   /**
    * Plain TIN → the business whose inbox it is; the first registered where two share a TIN. Kept
    * for BUYERS_TTL_MS: every delivery of the builtin authority asks (a business registered since
    * receives from then on). Read in the caller's transaction: on SQLite it holds the one connection.
+   * With them, each business's TIN and name, as the signer of what it hands over.
    */
-  async function buyersOf(tx: Executor): Promise<Map<string, string>> {
-    if (cached && cached.until > Date.now()) return cached.buyers;
+  async function known(tx: Executor, fresh = false): Promise<Known> {
+    if (!fresh && cached && cached.until > Date.now()) return cached;
     const buyers = new Map<string, string>();
+    const signers = new Map<string, Signer>();
     for (const business of await deps.businesses.list(tx)) {
       const tin = plainTin(business.tin);
       if (!buyers.has(tin)) buyers.set(tin, business.id);
+      signers.set(business.id, { tin: business.tin, name: business.name });
     }
-    cached = { buyers, until: Date.now() + BUYERS_TTL_MS };
-    return buyers;
+    cached = { buyers, signers, until: Date.now() + BUYERS_TTL_MS };
+    return cached;
+  }
+  const buyersOf = async (tx: Executor) => (await known(tx)).buyers;
+
+  /** The business that signed a handed-over invoice: one registered since the list was read is read anew. */
+  async function signerOf(id: string, tx: Executor): Promise<Signer> {
+    const signer = (await known(tx)).signers.get(id) ?? (await known(tx, true)).signers.get(id);
+    if (!signer) throw new Error(`the business ${id} that signed a handed-over invoice is not registered`);
+    return signer;
   }
 
   function rowOf(
@@ -133,7 +149,7 @@ export function inboxService(deps: {
    * none announced twice. One already stored for its buyer is left as it is.
    */
   async function receiveIn(
-    items: readonly Incoming[],
+    items: readonly Handed[],
     source: Source,
     actor: string,
     tx: Executor,
@@ -144,11 +160,13 @@ export function inboxService(deps: {
     const rows: NewReceived[] = [];
     const checkedOf = new Map<string, Extract<Checked, { accepted: true }>>();
     for (const incoming of items) {
-      const checked = checkReceived(incoming, buyers);
-      if (!checked.accepted) {
-        receipt.unaddressed.push({ irn: checked.irn, reason: checked.reason });
+      const found = checkReceived(incoming, buyers);
+      if (!found.accepted) {
+        receipt.unaddressed.push({ irn: found.irn, reason: found.reason });
         continue;
       }
+      const checked =
+        incoming.signer === undefined ? found : asSigned(found, await signerOf(incoming.signer, tx));
       const key = `${checked.businessId} ${checked.irn}`;
       // The same invoice twice in one answer: the first is the one stored.
       if (checkedOf.has(key)) continue;

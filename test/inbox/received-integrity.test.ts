@@ -36,6 +36,79 @@ async function receivedEvents(ctx: Pick<Context, "db">) {
     .map((event) => ({ business: event.business, data: event.body.data as Json }));
 }
 
+test("builtin: the supplier of an invoice one business hands another is the business that signed it, whatever the document names", async (t) => {
+  const { app, ctx } = await build(t);
+  const beta = await tenant(ctx, { tin: "31845560-0001" });
+  const alpha = await tenant(ctx, { tin: "20198222-0002" });
+  await ctx.webhooks.set(beta.business_id, "https://erp.example.com/hooks/einvoice");
+  const alphaName = (await ctx.businesses.list()).find((b) => b.id === alpha.business_id)?.name;
+  assert.ok(alphaName);
+
+  const send = async (supplier: Json) => {
+    const doc = freshInvoice(alpha);
+    doc.accounting_customer_party = { ...(doc.accounting_customer_party as Json), tin: beta.tin };
+    doc.accounting_supplier_party = { ...(doc.accounting_supplier_party as Json), ...supplier };
+    const res = await app.inject({
+      method: "POST",
+      url: `${API}/sign-transmit`,
+      headers: alpha.headers,
+      payload: doc,
+    });
+    assert.equal(res.statusCode, 200, res.body);
+    return String(doc.irn);
+  };
+  const posed = await send({ party_name: "Dangote Cement Plc", tin: "99999999-0009" });
+  const asBuyer = await send({ party_name: "Beta's own name", tin: beta.tin });
+  const honest = await send({ tin: alpha.tin });
+
+  const listed = new Map((await inboxOf(app, beta)).items.map((item) => [item.irn, item]));
+  for (const irn of [posed, asBuyer, honest]) {
+    assert.deepEqual(listed.get(irn)?.supplier, { tin: alpha.tin, name: alphaName }, irn);
+  }
+  assert.equal((await inboxOf(app, beta, "?supplier_tin=99999999-0009")).total, 0);
+  assert.equal((await inboxOf(app, beta, `?supplier_tin=${alpha.tin}`)).total, 3);
+
+  const read = async (irn: string) => {
+    const res = await app.inject({ url: `${API}/inbox/${irn}`, headers: beta.headers });
+    assert.equal(res.statusCode, 200, res.body);
+    return (res.json() as { data: { checks: Json[]; warnings: number; document: Json; history: Json[] } })
+      .data;
+  };
+  const record = await read(posed);
+  const flagged = record.checks.filter((c) => c.rule === "supplier_not_signer");
+  assert.equal(flagged.length, 1, JSON.stringify(record.checks));
+  const [finding] = flagged as [Json];
+  assert.equal(finding.path, "accounting_supplier_party.tin");
+  assert.equal(finding.actual, "99999999-0009");
+  assert.equal(finding.expected, alpha.tin);
+  assert.match(String(finding.message), /99999999-0009/);
+  assert.match(String(finding.message), /Dangote Cement Plc/);
+  assert.ok(String(finding.message).includes(alphaName), String(finding.message));
+  assert.ok(record.warnings >= 1);
+  // The document stays as signed; the history names the rule.
+  assert.equal((record.document.accounting_supplier_party as Json).tin, "99999999-0009");
+  const [received] = record.history;
+  assert.ok(received);
+  assert.deepEqual((received.detail as Json).rules, ["supplier_not_signer"]);
+
+  assert.equal(
+    (await read(asBuyer)).checks.filter((c) => c.rule === "supplier_not_signer").length,
+    1,
+    "naming the buyer itself is flagged too",
+  );
+  const plain = await read(honest);
+  assert.deepEqual(plain.checks, [], "the signer's own TIN: nothing to report");
+
+  // The buyer's ERP hears of the signer too.
+  const events = await receivedEvents(ctx);
+  assert.equal(events.length, 3);
+  for (const event of events) {
+    assert.equal(event.business, beta.business_id);
+    assert.deepEqual(event.data.supplier, { tin: alpha.tin, name: alphaName });
+  }
+  assert.equal(events.find((e) => e.data.irn === posed)?.data.warnings, 1);
+});
+
 test("one batch with the same IRN for two buyers: each stored, each buyer told once", async (t) => {
   const { ctx } = await build(t);
   const a = await tenant(ctx, { tin: "31845560-0001" });
