@@ -7454,6 +7454,7 @@ export interface operations {
                                 irn: string;
                                 /** @description mbs (pulled from the authority) or builtin (from a business of this service) */
                                 source: string;
+                                /** @description as the document names it; from a business of this service (builtin), that business as registered, whatever the document names (a finding supplier_not_signer says when they differ) */
                                 supplier: {
                                     tin: string | null;
                                     name: string | null;
@@ -7700,6 +7701,7 @@ export interface operations {
                             irn: string;
                             /** @description mbs (pulled from the authority) or builtin (from a business of this service) */
                             source: string;
+                            /** @description as the document names it; from a business of this service (builtin), that business as registered, whatever the document names (a finding supplier_not_signer says when they differ) */
                             supplier: {
                                 tin: string | null;
                                 name: string | null;
@@ -8012,6 +8014,7 @@ export interface operations {
                             irn: string;
                             /** @description mbs (pulled from the authority) or builtin (from a business of this service) */
                             source: string;
+                            /** @description as the document names it; from a business of this service (builtin), that business as registered, whatever the document names (a finding supplier_not_signer says when they differ) */
                             supplier: {
                                 tin: string | null;
                                 name: string | null;
@@ -8361,6 +8364,7 @@ export interface operations {
                             irn: string;
                             /** @description mbs (pulled from the authority) or builtin (from a business of this service) */
                             source: string;
+                            /** @description as the document names it; from a business of this service (builtin), that business as registered, whatever the document names (a finding supplier_not_signer says when they differ) */
                             supplier: {
                                 tin: string | null;
                                 name: string | null;

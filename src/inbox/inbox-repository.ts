@@ -44,9 +44,13 @@ export const SUMMARY_COLUMNS = [
 ] as const;
 export type ReceivedSummary = Pick<ReceivedRow, (typeof SUMMARY_COLUMNS)[number]>;
 
-/** The day after a YYYY-MM-DD day. */
-const nextDay = (day: string) =>
-  new Date(Date.parse(`${day}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
+/**
+ * A day's first and last instant, as `received_at` is written (toISOString, milliseconds): compared
+ * as texts of the same shape, any collation orders them as time does. Not the next day's start,
+ * computed through a Date: after 9999-12-31 that is `+010000-01-01…`, which sorts before every year.
+ */
+const dayStart = (day: string) => `${day}T00:00:00.000Z`;
+const dayEnd = (day: string) => `${day}T23:59:59.999Z`;
 
 /** pg answers an identity as a number, SQLite too; a count as text on pg. */
 const asNumber = (v: unknown) => Number(v);
@@ -59,15 +63,18 @@ export function inboxRepository(db: Db) {
      * Stores those not stored yet for their buyer: a row already there (another process pulled the
      * same IRN, or the source listed it again) is left as it is. The ids of the rows stored now.
      */
-    async store(rows: readonly NewReceived[], tx: Executor): Promise<Array<{ id: number; irn: string }>> {
+    async store(
+      rows: readonly NewReceived[],
+      tx: Executor,
+    ): Promise<Array<{ id: number; business_id: string; irn: string }>> {
       if (rows.length === 0) return [];
       const stored = await tx
         .insertInto("received_invoices")
         .values([...rows])
         .onConflict((oc) => oc.columns(["business_id", "irn"]).doNothing())
-        .returning(["id", "irn"])
+        .returning(["id", "business_id", "irn"])
         .execute();
-      return stored.map((r) => ({ id: asNumber(r.id), irn: r.irn }));
+      return stored.map((r) => ({ id: asNumber(r.id), business_id: r.business_id, irn: r.irn }));
     },
 
     async addEvents(events: ReadonlyArray<ReceivedEvent & { receivedId: number }>, tx: Executor) {
@@ -120,10 +127,9 @@ export function inboxRepository(db: Db) {
     async list(businessId: string, filter: InboxFilter, start: number, length: number) {
       let query = db.selectFrom("received_invoices").where("business_id", "=", businessId);
       if (filter.supplierTin !== undefined) query = query.where("supplier_tin", "=", filter.supplierTin);
-      // ISO timestamps against days: `from` is the day's start, `to` takes the whole of its day (up to
-      // the next one's start). Plain ISO texts, so any collation orders them as time does.
-      if (filter.from !== undefined) query = query.where("received_at", ">=", filter.from);
-      if (filter.to !== undefined) query = query.where("received_at", "<", nextDay(filter.to));
+      // Both days whole: from the first one's start to the last one's end.
+      if (filter.from !== undefined) query = query.where("received_at", ">=", dayStart(filter.from));
+      if (filter.to !== undefined) query = query.where("received_at", "<=", dayEnd(filter.to));
       if (filter.status !== undefined) query = query.where("status", "=", filter.status);
       const [rows, count] = await Promise.all([
         query

@@ -61,12 +61,23 @@ export const ReceivedSummary = Type.Object({
   source: Type.String({
     description: "mbs (pulled from the authority) or builtin (from a business of this service)",
   }),
-  supplier: Type.Object({ tin: Nullable(Type.String()), name: Nullable(Type.String()) }),
+  supplier: Type.Object(
+    { tin: Nullable(Type.String()), name: Nullable(Type.String()) },
+    {
+      description:
+        "as the document names it; from a business of this service (builtin), that business as registered, whatever the document names (a finding supplier_not_signer says when they differ)",
+    },
+  ),
   customer_tin: Type.String(),
   issue_date: Nullable(Type.String()),
   invoice_type_code: Nullable(Type.String()),
   currency: Nullable(Type.String()),
-  payable_amount: Nullable(Type.String({ description: "as the supplier wrote it" })),
+  payable_amount: Nullable(
+    Type.String({
+      description:
+        "its exact decimal value as the supplier wrote it, without a leading + or zeros or an exponent; null when there is none, or it is not a decimal number or longer than 40 characters (a finding, amount_not_decimal or amount_too_long, says so)",
+    }),
+  ),
   status: ReceivedStatus,
   acknowledgement: Acknowledgement,
   reason: Nullable(Type.String()),

@@ -17,9 +17,13 @@ import type {
   ReceivedSummary,
 } from "./inbox-repository.ts";
 import { type Checked, checkReceived, type Incoming, plainTin, type Validate } from "./received-checks.ts";
+import { asSigned, type Signer } from "./signer.ts";
 
 /** Where a received invoice came from: pulled from the authority, or signed by a business of this service. */
 export type Source = "mbs" | "builtin";
+
+/** An incoming invoice; handed over by a business of this service (builtin), with that business's id. */
+export type Handed = Incoming & { signer?: string };
 
 /** What a batch of incoming invoices became. */
 export type Receipt = {
@@ -83,21 +87,33 @@ export function inboxService(deps: {
 }) {
   const { db, inbox, sealer, notifier, outbox } = deps;
 
-  let cached: { buyers: Map<string, string>; until: number } | undefined;
+  type Known = { buyers: Map<string, string>; signers: Map<string, Signer>; until: number };
+  let cached: Known | undefined;
   /**
    * Plain TIN → the business whose inbox it is; the first registered where two share a TIN. Kept
    * for BUYERS_TTL_MS: every delivery of the builtin authority asks (a business registered since
    * receives from then on). Read in the caller's transaction: on SQLite it holds the one connection.
+   * With them, each business's TIN and name, as the signer of what it hands over.
    */
-  async function buyersOf(tx: Executor): Promise<Map<string, string>> {
-    if (cached && cached.until > Date.now()) return cached.buyers;
+  async function known(tx: Executor, fresh = false): Promise<Known> {
+    if (!fresh && cached && cached.until > Date.now()) return cached;
     const buyers = new Map<string, string>();
+    const signers = new Map<string, Signer>();
     for (const business of await deps.businesses.list(tx)) {
       const tin = plainTin(business.tin);
       if (!buyers.has(tin)) buyers.set(tin, business.id);
+      signers.set(business.id, { tin: business.tin, name: business.name });
     }
-    cached = { buyers, until: Date.now() + BUYERS_TTL_MS };
-    return buyers;
+    cached = { buyers, signers, until: Date.now() + BUYERS_TTL_MS };
+    return cached;
+  }
+  const buyersOf = async (tx: Executor) => (await known(tx)).buyers;
+
+  /** The business that signed a handed-over invoice: one registered since the list was read is read anew. */
+  async function signerOf(id: string, tx: Executor): Promise<Signer> {
+    const signer = (await known(tx)).signers.get(id) ?? (await known(tx, true)).signers.get(id);
+    if (!signer) throw new Error(`the business ${id} that signed a handed-over invoice is not registered`);
+    return signer;
   }
 
   function rowOf(
@@ -145,11 +161,12 @@ export function inboxService(deps: {
    * go on. A source's own set-aside entries (a listed entry over a bound) are reported as they are.
    */
   async function prepare(
-    items: readonly Incoming[],
+    items: readonly Handed[],
     source: Source,
-    buyers: ReadonlyMap<string, string>,
     validate: Validate | undefined,
+    tx: Executor,
   ): Promise<Prepared> {
+    const buyers = await buyersOf(tx);
     const prepared: Prepared = {
       at: new Date().toISOString(),
       rows: [],
@@ -162,11 +179,13 @@ export function inboxService(deps: {
         continue;
       }
       try {
-        const checked = await checkReceived(incoming, buyers, validate);
-        if (!checked.accepted) {
-          prepared.unaddressed.push({ irn: checked.irn, reason: checked.reason });
+        const found = await checkReceived(incoming, buyers, validate);
+        if (!found.accepted) {
+          prepared.unaddressed.push({ irn: found.irn, reason: found.reason });
           continue;
         }
+        const checked =
+          incoming.signer === undefined ? found : asSigned(found, await signerOf(incoming.signer, tx));
         const key = `${checked.businessId} ${checked.irn}`;
         // The same invoice twice in one answer: the first is the one stored.
         if (prepared.checkedOf.has(key)) continue;
@@ -191,13 +210,15 @@ export function inboxService(deps: {
     const receipt: Receipt = { stored: [], already: 0, unaddressed: prepared.unaddressed };
     const stored = await inbox.store(rows, tx);
     receipt.already = rows.length - stored.length;
-    const byIrn = new Map(rows.map((row) => [row.irn, row]));
+    // By buyer and IRN, as stored: one IRN may reach two businesses of this service in one batch.
+    const byKey = new Map(rows.map((row) => [`${row.business_id} ${row.irn}`, row]));
     const events: Array<ReceivedEvent & { receivedId: number }> = [];
     const notices = [];
-    for (const { id, irn } of stored) {
-      const row = byIrn.get(irn);
+    for (const { id, business_id, irn } of stored) {
+      const key = `${business_id} ${irn}`;
+      const row = byKey.get(key);
       // The checks' findings as made, not read back from the JSON just written.
-      const checked = row && checkedOf.get(`${row.business_id} ${irn}`);
+      const checked = checkedOf.get(key);
       if (!row || !checked) continue;
       const warnings = checked.warnings.length;
       receipt.stored.push({ irn, businessId: row.business_id, warnings });
@@ -234,12 +255,12 @@ export function inboxService(deps: {
    * business of this service for another: a document the sign path bounded and checked already).
    */
   async function receiveIn(
-    items: readonly Incoming[],
+    items: readonly Handed[],
     source: Source,
     actor: string,
     tx: Executor,
   ): Promise<Receipt> {
-    const prepared = await prepare(items, source, await buyersOf(tx), undefined);
+    const prepared = await prepare(items, source, undefined, tx);
     return store(prepared, source, actor, tx);
   }
 
@@ -306,7 +327,7 @@ export function inboxService(deps: {
      * any transaction, then stores it in a transaction of its own.
      */
     async receive(items: readonly Incoming[], source: Source, actor: string): Promise<Receipt> {
-      const prepared = await prepare(items, source, await buyersOf(db), deps.validate);
+      const prepared = await prepare(items, source, deps.validate, db);
       return writeTransaction(db, (tx) => store(prepared, source, actor, tx));
     },
 

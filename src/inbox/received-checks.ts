@@ -4,6 +4,7 @@ import { MAX_LINES } from "../invoices/invoice-schema.ts";
 import type { RuleContext } from "../invoices/validation/rules/types.ts";
 import type { ValidationResult } from "../invoices/validation/validation.ts";
 import { lineCount, validateInvoice } from "../invoices/validation/validation.ts";
+import { amountFinding, amountOf } from "./amount.ts";
 
 /** Runs this service's validation rules over a document: in place, or on the validation thread. */
 export type Validate = (body: unknown, ctx: RuleContext) => ValidationResult | Promise<ValidationResult>;
@@ -78,12 +79,6 @@ const isObject = (v: unknown): v is Record<string, unknown> =>
 const text = (v: unknown): string | null => (typeof v === "string" && v.trim() !== "" ? v.trim() : null);
 /** TINs compare without spaces and case, as the validation's supplier rule compares them. */
 export const plainTin = (tin: string) => tin.replace(/\s+/g, "").toUpperCase();
-
-/** An amount as the supplier wrote it, kept as text: a number is not rounded on its way in. */
-function amountText(v: unknown): string | null {
-  if (typeof v === "number" && Number.isFinite(v)) return String(v);
-  return typeof v === "string" && v.trim() !== "" ? v.trim().slice(0, 40) : null;
-}
 
 /** `invoice_line[3].hsn_code` → the line it is on. */
 function lineOf(path: string, doc: Record<string, unknown>): Record<string, unknown> | undefined {
@@ -180,6 +175,9 @@ export async function checkReceived(
       });
   }
   const totals = isObject(doc.legal_monetary_total) ? doc.legal_monetary_total : {};
+  const payable = amountOf(totals.payable_amount);
+  if (payable.problem !== undefined)
+    warnings.push(amountFinding("legal_monetary_total.payable_amount", payable));
   return {
     accepted: true,
     irn,
@@ -190,7 +188,7 @@ export async function checkReceived(
     issueDate: text(doc.issue_date)?.slice(0, 40) ?? null,
     invoiceTypeCode: text(doc.invoice_type_code)?.slice(0, 40) ?? null,
     currency: text(doc.document_currency_code)?.slice(0, 10) ?? null,
-    payableAmount: amountText(totals.payable_amount),
+    payableAmount: payable.kept,
     warnings,
   };
 }

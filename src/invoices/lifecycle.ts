@@ -82,11 +82,12 @@ export type DeliveryQueue = {
  * Where an invoice one business of this service delivered goes when its buyer is another business of
  * this service and the authority is this service itself (builtin): that business's inbox, in the
  * delivery's transaction. `buyer`: whether a TIN is one of this service's businesses', and which.
+ * `signer`: the id of the business that signed it, its supplier whatever the document names.
  */
 export type LocalReceiver = {
   buyer(customerTin: string, tx: Executor): Promise<string | undefined>;
   receiveIn(
-    items: ReadonlyArray<{ document: Record<string, unknown> }>,
+    items: ReadonlyArray<{ document: Record<string, unknown>; signer: string }>,
     source: "builtin",
     actor: string,
     tx: Executor,
@@ -132,7 +133,8 @@ export function invoiceLifecycle(deps: {
     const buyer = await localReceiver.buyer(tin, tx);
     // An invoice a business addresses to itself has no one else to reach.
     if (buyer === undefined || buyer === sellerId) return;
-    await localReceiver.receiveIn([{ document }], "builtin", actor, tx);
+    // The signer goes with it: the document's supplier party is only what the signer wrote.
+    await localReceiver.receiveIn([{ document, signer: sellerId }], "builtin", actor, tx);
   }
 
   /**

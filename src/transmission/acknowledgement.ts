@@ -1,3 +1,4 @@
+import { parseIrn } from "../crypto/irn.ts";
 import type { Executor } from "../db/database.ts";
 import type { JobHandler, Plan, Verdict } from "../outbox/verdict.ts";
 import { DeliveryError, type ReceiptsConnector } from "./authority/connector.ts";
@@ -23,6 +24,15 @@ export function acknowledgementHandler(deps: {
       return { outcome: "skip", reason: "nothing to acknowledge to this authority" };
     const irn = job.irn;
     const actor = `outbox:${attempt.owner}`;
+    // A received IRN is the supplier's text: stored with its warning, but never put in a request to
+    // the authority with our credential unless it is an IRN (`..` made the PATCH another path).
+    // Nothing will change that, so the job fails for good at once, saying why, and no call is made.
+    const parsed = parseIrn(irn);
+    if ("error" in parsed) {
+      const error = `not told to the authority: the received invoice's IRN is not an IRN (${parsed.error})`;
+      const report = (plan: Plan, tx: Executor) => inbox.told(receivedId, { plan, actor }, tx);
+      return { outcome: "failed", error, permanent: true, cutOff: false, report };
+    }
     try {
       const answer = await attempt.send(
         (signal) => receipts.acknowledge(irn, signal),

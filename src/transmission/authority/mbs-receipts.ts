@@ -1,4 +1,6 @@
+import { parseIrn } from "../../crypto/irn.ts";
 import type { ReceiptsConnector, WaitingList } from "./connector.ts";
+import { DeliveryError } from "./connector.ts";
 import { classify, failureOf, isObject } from "./mbs-answers.ts";
 import type { MbsClient, PullConfirmed } from "./mbs-client.ts";
 import { pulledList } from "./pull-answer.ts";
@@ -39,6 +41,10 @@ export function mbsReceipts(client: MbsClient, confirmed: PullConfirmed = "false
     },
 
     async acknowledge(irn, signal) {
+      // A second guard (the acknowledgement job checks first): an IRN received from elsewhere goes
+      // into the path of a call made with our credential only when it is an IRN.
+      const parsed = parseIrn(irn);
+      if ("error" in parsed) throw new DeliveryError(`MBS acknowledge not sent: ${parsed.error}`, true);
       const answer = await client.call(
         "acknowledge",
         "PATCH",

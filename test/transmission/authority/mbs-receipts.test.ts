@@ -161,10 +161,11 @@ test("an answer without a list, a cut-off or oversized answer, a 5xx and a refus
 });
 
 test("acknowledge PATCHes the IRN with the integrators' body and keeps MBS's data; a refusal keeps MBS's words", async (t) => {
+  const irn = "INV1-A1B2C3D4-20261124";
   let next = 0;
   const { seen, client } = await server(t, (_s, res) =>
     next++ === 0
-      ? json(res, 200, { code: 200, data: { irn: "A/1", status: "ACKNOWLEDGED" } })
+      ? json(res, 200, { code: 200, data: { irn, status: "ACKNOWLEDGED" } })
       : json(res, 404, {
           code: 404,
           data: null,
@@ -178,17 +179,40 @@ test("acknowledge PATCHes the IRN with the integrators' body and keeps MBS's dat
         }),
   );
   const receipts = mbsReceipts(client);
-  assert.deepEqual(await receipts.acknowledge("A/1", AbortSignal.timeout(5000)), {
-    irn: "A/1",
+  assert.deepEqual(await receipts.acknowledge(irn, AbortSignal.timeout(5000)), {
+    irn,
     status: "ACKNOWLEDGED",
   });
   assert.equal(seen[0]?.method, "PATCH");
-  assert.equal(seen[0]?.url, "/api/v1/invoice/transmit/A%2F1");
+  assert.equal(seen[0]?.url, `/api/v1/invoice/transmit/${irn}`);
   assert.deepEqual(JSON.parse(seen[0]?.body ?? ""), { message: "ACKNOWLEDGED" });
-  await assert.rejects(receipts.acknowledge("A/1", AbortSignal.timeout(5000)), (err: unknown) => {
+  await assert.rejects(receipts.acknowledge(irn, AbortSignal.timeout(5000)), (err: unknown) => {
     assert.ok(err instanceof DeliveryError);
     assert.equal(err.permanent, true);
     assert.equal(err.answer?.details, "invoice not found");
     return true;
   });
+});
+
+test("acknowledge refuses, for good and without a call, an IRN that is not an IRN", async (t) => {
+  const { seen, client } = await server(t, (_s, res) => json(res, 200, { code: 200, data: null }));
+  const receipts = mbsReceipts(client);
+  for (const irn of [
+    "..",
+    "a/../b",
+    "A/1",
+    "INV1-a1b2c3d4-20261124",
+    "INV1-A1B2C3D4-20261301",
+    "",
+    "x?y#z",
+  ]) {
+    await assert.rejects(receipts.acknowledge(irn, AbortSignal.timeout(5000)), (err: unknown) => {
+      assert.ok(err instanceof DeliveryError, irn);
+      assert.equal(err.permanent, true, irn);
+      assert.equal(err.credential, false, irn);
+      assert.match(err.message, /acknowledge not sent/, irn);
+      return true;
+    });
+  }
+  assert.deepEqual(seen, []);
 });
