@@ -4,6 +4,7 @@ import type { FaultPlanner, PrefixRule, RateClass } from "./faults.ts";
 import type { InboundSource } from "./inbound.ts";
 import type { Query } from "./paging.ts";
 import type { Registry } from "./registry.ts";
+import type { ReferenceCodes } from "./resources.ts";
 import type { Rules } from "./rules.ts";
 import type { Credentials } from "./taxpayers.ts";
 
@@ -46,6 +47,8 @@ export type SimContext = {
   rules: () => Rules;
   /** The reference lists, by name. */
   resources: Readonly<Record<string, readonly object[]>>;
+  /** The codes of the lists served, which documents are checked against. */
+  codes: ReferenceCodes;
   /** Counts a fault a handler decides on itself (an invoice number marked REJECT). */
   faults: Pick<FaultPlanner, "count">;
   /** The invoices other APPs' sellers send to the taxpayers (inbound.ts). */

@@ -72,7 +72,7 @@ function createParty(ctx: SimContext, body: unknown) {
   checkContact(body, "partyrequest", ctx.rules());
   const addressId = text(body, "postal_address_id", "partyrequest.postaladdressid", false);
   const address = object(body, "postal_address", "partyrequest.postaladdress", false);
-  if (address) checkAddress(address, "partyrequest.postaladdress");
+  if (address) checkAddress(address, "partyrequest.postaladdress", ctx.codes.countries);
   if (!ctx.registry.taxpayer(businessId)) {
     throw invalid("partyrequest.businessid must be a valid business, refer to the entity apis");
   }
