@@ -281,14 +281,49 @@ test("parties: created once per business and TIN, listed with paging", async (t)
 test("utilities: verify-tin knows the taxpayers; authenticate returns a taxpayer's entity id", async (t) => {
   const sim = await simulator(t);
   const tp = first(sim);
+  const answers: Json[] = [];
   for (const url of ["/api/v1/utilities/verify-tin/", "/api/v1/utilities/verify-tin"]) {
     const details = data(await call(sim, "POST", url, { body: { tin: tp.tin } }));
-    assert.equal(details.jtb_tin, tp.tin);
-    assert.equal(details.id, tp.entity_id);
-    for (const key of ["address", "email", "message", "phone", "rc_number", "status", "taxofficer_id"]) {
-      assert.ok(key in details, key);
-    }
+    // [doc] the Swagger sample's fields, and no others.
+    assert.deepEqual(Object.keys(details), [
+      "address",
+      "email",
+      "id",
+      "jtb_tin",
+      "message",
+      "phone",
+      "rc_number",
+      "status",
+      "taxofficer_id",
+      "taxofficer_name",
+      "taxpayer_name",
+      "taxpayer_type",
+      "tin",
+    ]);
+    const { id, phone, rc_number, taxofficer_id, address, taxofficer_name, ...own } = details;
+    assert.deepEqual(own, {
+      email: taxpayerLogin(tp).email,
+      jtb_tin: "",
+      message: "TIN Information",
+      status: "200 OK",
+      taxpayer_name: tp.name,
+      taxpayer_type: "C",
+      tin: tp.tin,
+    });
+    assert.match(String(id), UUID);
+    assert.notEqual(id, tp.entity_id, "the TIN record's id: nothing says it is the entity's");
+    // In the sample's style: digits, as "06012138317", "1401999", "23".
+    assert.match(String(phone), /^0\d{10}$/);
+    assert.match(String(rc_number), /^\d+$/);
+    assert.match(String(taxofficer_id), /^\d+$/);
+    for (const value of [address, taxofficer_name]) assert.ok(typeof value === "string" && value.length > 0);
+    answers.push(details);
   }
+  assert.deepEqual(answers[1], answers[0], "the same TIN, the same answer");
+  const other = data(
+    await call(sim, "POST", "/api/v1/utilities/verify-tin/", { body: { tin: sim.taxpayers[1]?.tin } }),
+  );
+  assert.notEqual(other.id, answers[0]?.id);
   failure(
     await call(sim, "POST", "/api/v1/utilities/verify-tin/", { body: { tin: "99999999-0001" } }),
     404,
