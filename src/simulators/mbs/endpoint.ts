@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from "node:http";
-import type { Answer } from "./envelopes.ts";
+import type { Answer, MbsError } from "./envelopes.ts";
 import type { FaultPlanner, PrefixRule, RateClass } from "./faults.ts";
 import type { InboundSource } from "./inbound.ts";
 import type { Query } from "./paging.ts";
@@ -35,6 +35,11 @@ export type Endpoint = {
   prefixes?: readonly PrefixRule[];
   /** A route that exists only under a rule; otherwise it answers the no-route 404, as an unknown path. */
   enabled?: (rules: Rules) => boolean;
+  /**
+   * A refusal of the request's own path parameters that MBS answers before it looks at the
+   * credentials [recorded: the entity id]; undefined lets the request go on to the credential check.
+   */
+  beforeCredentials?: (params: Readonly<Record<string, string>>) => MbsError | undefined;
   handle: (request: SimRequest) => Answer | Promise<Answer>;
 };
 

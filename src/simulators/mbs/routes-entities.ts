@@ -172,10 +172,17 @@ export function entityEndpoints(ctx: SimContext): Endpoint[] {
     },
     { method: "GET", url: "/api/v1/entity", handler: entity, handle: (r) => searchEntities(ctx, r.query) },
     {
-      // [recorded] by entity id only: a business id is not an entity id.
+      // [recorded] by entity id only: a business id is not an entity id. An id that is not a UUID
+      // (the recorded call sent a TIN, `31569955-0001`) is refused before the credentials are
+      // checked (the placeholder key was not): 400, `entity_actions`, `invalid UUID length: 13`
+      // and the validation public message. A well-formed id of no entity: 404 [unknown].
       method: "GET",
       url: "/api/v1/entity/:entity_id",
       handler: entity,
+      beforeCredentials: (params) => {
+        const problem = uuidProblem(params.entity_id ?? "");
+        return problem === undefined ? undefined : invalid(problem);
+      },
       handle: (r) => {
         const t = registry.entity(r.params.entity_id ?? "");
         if (!t) throw new MbsError(404, ENTITY_NOT_FOUND);

@@ -206,8 +206,8 @@ function installShared(app: FastifyInstance, deps: Deps, endpoints: ReadonlyMap<
     if (String(body).trim() === "") done(null, undefined);
     else parseJson(request, String(body), done);
   });
-  // Before the body is read: downtime answers everything but the simulator's own routes, a bad
-  // credential every closed route.
+  // Before the body is read: downtime answers everything but the simulator's own routes, a path
+  // parameter MBS refuses before the credentials its refusal, a bad credential every closed route.
   app.addHook("onRequest", async (request, reply) => {
     // Fastify answers HEAD with the GET route: it is as open as that route.
     const method = request.method === "HEAD" ? "GET" : request.method;
@@ -222,6 +222,8 @@ function installShared(app: FastifyInstance, deps: Deps, endpoints: ReadonlyMap<
       const { status, body } = noRoute();
       return reply.code(status).send(body);
     }
+    const early = endpoint?.beforeCredentials?.((request.params ?? {}) as Record<string, string>);
+    if (endpoint && early) return reply.code(early.status).send(errorBody(early, endpoint.handler));
     if (request.is404 || endpoint?.open || authenticated(request, deps.ctx)) return;
     // [recorded] the credential answer, on every closed route, before the body is read.
     return reply.code(400).send(errorBody(badCredential(), "handler"));

@@ -117,6 +117,14 @@ export const REGISTER_ROWS: Row[] = [
     expect: error(404, "entity_actions", "entity not found"),
   },
   {
+    name: "the entity by a TIN, which is not a UUID",
+    mark: "[recorded]",
+    method: "GET",
+    url: (c) => `/api/v1/entity/${c.tin}`,
+    status: 400,
+    expect: error(400, "entity_actions", VALIDATION, "invalid UUID length: 13"),
+  },
+  {
     name: "taxpayer log-in",
     mark: "[doc]",
     method: "POST",

@@ -3,9 +3,10 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { type TestContext, test } from "node:test";
+import { RESOURCE_NOT_FOUND } from "../../../src/simulators/mbs/envelopes.ts";
 import { startMbsSimulator } from "../../../src/simulators/mbs/server.ts";
 import { ISIC_JSON, type Json, SHARED_DIR } from "../../helpers.ts";
-import { call, data, first, invoiceFor, refused, simulator } from "./harness.ts";
+import { call, data, failure, first, invoiceFor, refused, simulator } from "./harness.ts";
 
 // [recorded] The authority's five reference lists as its sandbox served them, read from a folder at
 // start (`resourcesDir`, `simulate mbs --resources`): answered exactly, and the simulator's own
@@ -213,5 +214,68 @@ test("a folder missing a file, or a file that is not the list, fails the start a
   await assert.rejects(
     startMbsSimulator({ resourcesDir: MBS_DIR, isicFile: ISIC_JSON }),
     /--resources\) or a services codes file \(--services-codes\), not both/,
+  );
+});
+
+test("resource lists answer without credentials; an unknown list is a 404", async (t) => {
+  const sim = await simulator(t);
+  const lists = [
+    "countries",
+    "currencies",
+    "invoice-types",
+    "payment-means",
+    "tax-categories",
+    "vat-exemptions",
+    "services-codes",
+    "hs-codes",
+    "lgas",
+    "states",
+    "invoice-quantity-codes",
+  ];
+  for (const list of lists) {
+    for (const auth of [false, true]) {
+      const rows = data(await call(sim, "GET", `/api/v1/invoice/resources/${list}`, { auth }));
+      assert.ok(Array.isArray(rows) && rows.length > 0, list);
+    }
+  }
+  const codes = data(await call(sim, "GET", "/api/v1/invoice/resources/services-codes", { auth: false }));
+  assert.equal((codes as unknown as Json[]).length, 16, "the extract by default");
+  const types = data(await call(sim, "GET", "/api/v1/invoice/resources/invoice-types", { auth: false }));
+  assert.ok((types as unknown as Json[]).some((r) => r.code === "381"));
+  const lgas = data(await call(sim, "GET", "/api/v1/invoice/resources/lgas", { auth: false }));
+  assert.ok(
+    (lgas as unknown as Json[]).some((r) => r.code === "NG-AB-ANO"),
+    "the fixture's LGA",
+  );
+  for (const list of ["nothing", "constructor", "__proto__"]) {
+    failure(
+      await call(sim, "GET", `/api/v1/invoice/resources/${list}`, { auth: false }),
+      404,
+      RESOURCE_NOT_FOUND,
+    );
+  }
+});
+
+test("services-codes: the 419 ISIC Rev. 4 classes from a file; a file without classes is refused", async (t) => {
+  const sim = await simulator(t, { isicFile: ISIC_JSON });
+  const rows = data(
+    await call(sim, "GET", "/api/v1/invoice/resources/services-codes", { auth: false }),
+  ) as unknown as Json[];
+  assert.equal(rows.length, 419);
+  assert.deepEqual(rows[0], {
+    code: "0111",
+    description: "Growing of cereals (except rice), leguminous crops and oil seeds",
+  });
+  assert.equal(rows.at(-1)?.code, "9900");
+  assert.ok(rows.every((r) => /^\d{4}$/.test(String(r.code))));
+
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mbs-isic-"));
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const empty = path.join(dir, "empty.json");
+  fs.writeFileSync(empty, JSON.stringify({ sections: [] }));
+  await assert.rejects(startMbsSimulator({ isicFile: empty }), /no ISIC class found/);
+  await assert.rejects(
+    startMbsSimulator({ isicFile: path.join(dir, "missing.json") }),
+    /services codes file/,
   );
 });
