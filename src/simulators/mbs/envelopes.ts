@@ -35,7 +35,6 @@ export const TIN_INFORMATION = { message: "TIN Information", status: "200 OK" } 
 // [unknown] The texts of answers no source shows, in the style of the ones that are known.
 export const INVOICE_NOT_FOUND = "invoice not found";
 export const NOT_TRANSMITTED = "invoice has not been transmitted";
-export const INVALID_TRANSITION = "invalid payment status transition";
 export const ENTITY_NOT_FOUND = "entity not found";
 export const BUSINESS_NOT_FOUND = "business not found";
 export const PARTY_NOT_FOUND = "party not found";
