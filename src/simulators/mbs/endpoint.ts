@@ -1,9 +1,10 @@
 import type { IncomingHttpHeaders } from "node:http";
-import type { Answer } from "./envelopes.ts";
+import type { Answer, MbsError } from "./envelopes.ts";
 import type { FaultPlanner, PrefixRule, RateClass } from "./faults.ts";
 import type { InboundSource } from "./inbound.ts";
 import type { Query } from "./paging.ts";
 import type { Registry } from "./registry.ts";
+import type { ReferenceCodes } from "./resources.ts";
 import type { Rules } from "./rules.ts";
 import type { Credentials } from "./taxpayers.ts";
 
@@ -34,6 +35,11 @@ export type Endpoint = {
   prefixes?: readonly PrefixRule[];
   /** A route that exists only under a rule; otherwise it answers the no-route 404, as an unknown path. */
   enabled?: (rules: Rules) => boolean;
+  /**
+   * A refusal of the request's own path parameters that MBS answers before it looks at the
+   * credentials [recorded: the entity id]; undefined lets the request go on to the credential check.
+   */
+  beforeCredentials?: (params: Readonly<Record<string, string>>) => MbsError | undefined;
   handle: (request: SimRequest) => Answer | Promise<Answer>;
 };
 
@@ -46,6 +52,8 @@ export type SimContext = {
   rules: () => Rules;
   /** The reference lists, by name. */
   resources: Readonly<Record<string, readonly object[]>>;
+  /** The codes of the lists served, which documents are checked against. */
+  codes: ReferenceCodes;
   /** Counts a fault a handler decides on itself (an invoice number marked REJECT). */
   faults: Pick<FaultPlanner, "count">;
   /** The invoices other APPs' sellers send to the taxpayers (inbound.ts). */

@@ -29,11 +29,12 @@ export const NOT_ENABLED = "the buyer has not enabled receiving of e-invoices";
 export const WEBHOOK_NOT_SETUP = "webhook url is not setup";
 /** [doc] The taxpayer log-in answer's sample texts. */
 export const LOGGED_IN = { message: "User logged in", status: "200 OK" } as const;
+/** [doc] The `verify-tin` answer's sample texts. */
+export const TIN_INFORMATION = { message: "TIN Information", status: "200 OK" } as const;
 
 // [unknown] The texts of answers no source shows, in the style of the ones that are known.
 export const INVOICE_NOT_FOUND = "invoice not found";
 export const NOT_TRANSMITTED = "invoice has not been transmitted";
-export const INVALID_TRANSITION = "invalid payment status transition";
 export const ENTITY_NOT_FOUND = "entity not found";
 export const BUSINESS_NOT_FOUND = "business not found";
 export const PARTY_NOT_FOUND = "party not found";

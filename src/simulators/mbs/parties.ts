@@ -1,5 +1,4 @@
 import { type Fields, key, minLength, object, TEXTS, text } from "./checks.ts";
-import { COUNTRY_CODES } from "./countries.ts";
 import { invalid } from "./envelopes.ts";
 import type { Registry } from "./registry.ts";
 import type { Rules } from "./rules.ts";
@@ -13,13 +12,13 @@ export const MIN_TIN = 5;
 /** [client] A business description under 5 characters is reported refused (the `business_description_min` rule). */
 export const MIN_DESCRIPTION = 5;
 
-/** [client] The country of an address: an alpha-2 code from the countries list. */
-export function checkAddress(address: Fields, path: string): void {
+/** [client] The country of an address: an alpha-2 code from the countries list (`countries`, its codes). */
+export function checkAddress(address: Fields, path: string, countries: ReadonlySet<string>): void {
   for (const name of ["street_name", "city_name", "postal_zone", "lga", "state"]) {
     text(address, name, `${path}.${key(name)}`, false);
   }
   const country = text(address, "country", `${path}.country`, true);
-  if (country !== undefined && !COUNTRY_CODES.has(country)) {
+  if (country !== undefined && !countries.has(country)) {
     throw invalid(TEXTS.listed(`${path}.country`, "country code"));
   }
 }
@@ -50,7 +49,7 @@ export function checkContact(party: Fields, path: string, rules: Rules): void {
 export function checkParty(
   doc: Fields,
   name: string,
-  context: { registry: Registry; rules: Rules; required: boolean },
+  context: { registry: Registry; rules: Rules; countries: ReadonlySet<string>; required: boolean },
 ): void {
   const path = `invoicerequest.invoice.${key(name)}`;
   const party = object(doc, name, path, context.required);
@@ -71,5 +70,5 @@ export function checkParty(
     supplier && context.rules.supplier_postal_address_id_required,
   );
   const address = object(party, "postal_address", `${path}.postaladdress`, addressId === undefined);
-  if (address) checkAddress(address, `${path}.postaladdress`);
+  if (address) checkAddress(address, `${path}.postaladdress`, context.countries);
 }

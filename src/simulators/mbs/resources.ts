@@ -1,12 +1,16 @@
 import { COUNTRIES } from "./countries.ts";
 import { CURRENCIES } from "./currencies.ts";
+import { LOADED_LISTS, type LoadedLists } from "./resource-files.ts";
 import type { ServiceCode } from "./services-codes.ts";
 import { VAT_EXEMPTIONS_EXTRACT } from "./vat-exemptions.ts";
 
 // The reference lists (`GET /api/v1/invoice/resources/{list}`), each answered `{code: 200, data: [...]}`
-// [recorded]. Complete: countries (249), currencies (119), invoice-types (20), and services-codes
-// when loaded from a file (419). Extracts: vat-exemptions, services-codes by default, and the lists
-// no capture shows ([unknown] fields): tax-categories, payment-means, states, lgas, hs-codes,
+// [recorded]. Given a folder of the authority's own lists (resource-files.ts), countries,
+// currencies, invoice-types, vat-exemptions and services-codes are those, exactly. Otherwise they are
+// built in: countries (249) and currencies (119) from packages, close to MBS's but not the same
+// (currencies.ts, countries.ts say how), invoice-types (20, MBS's), services-codes from a file of
+// ISIC classes (419) or an extract, vat-exemptions an extract. The lists no capture shows ([unknown]
+// fields) are always built in: tax-categories, payment-means, states, lgas, hs-codes,
 // invoice-quantity-codes.
 
 type Row = Record<string, string>;
@@ -15,7 +19,7 @@ const pairs = (rows: readonly (readonly [string, string])[], a = "code", b = "va
   rows.map(([x, y]) => ({ [a]: x, [b]: y }));
 
 /** [recorded] 20 string codes; MBS's 380/381 are the reverse of the UN/CEFACT list. */
-export const INVOICE_TYPE_CODES = [
+const INVOICE_TYPE_CODES = [
   "380",
   "381",
   "384",
@@ -103,10 +107,65 @@ const TAX_CATEGORIES = [
 /** [client] A tax subtotal's `tax_category.id` must be one of these. */
 export const TAX_CATEGORY_CODES: ReadonlySet<string> = new Set(TAX_CATEGORIES.map((c) => c.code));
 
-/** The lists of one simulator: all fixed but services-codes, which may come from a file. */
-export function createResources(
-  serviceCodes: readonly ServiceCode[],
-): Readonly<Record<string, readonly object[]>> {
+/**
+ * The codes a document's fields must be among, read from the lists the simulator serves: MBS refuses
+ * a code "not in the list … refer to the invoice resource apis" [client], so a simulator given the
+ * authority's lists checks against those (its currencies differ from the built-in ones: BYR, not BYN
+ * or ZWL).
+ */
+export type ReferenceCodes = {
+  /** [client] A postal address's `country`: the countries' `alpha_2`. */
+  countries: ReadonlySet<string>;
+  /** A document's and a VAT report's currency codes: the currencies' `code`. */
+  currencies: ReadonlySet<string>;
+  /** [recorded] `invoice_type_code`: the invoice types' `code`. */
+  invoiceTypes: ReadonlySet<string>;
+};
+
+export type Resources = {
+  /** The lists by name, as `resources/{list}` answers them. */
+  lists: Readonly<Record<string, readonly object[]>>;
+  codes: ReferenceCodes;
+  /** Where the five recorded lists come from, in words, for the start-up output. */
+  source: string;
+};
+
+const codesOf = (list: readonly object[] | undefined, field: string): ReadonlySet<string> =>
+  new Set(
+    (list ?? [])
+      .map((entry) => (entry as Record<string, unknown>)[field])
+      .filter((c) => typeof c === "string"),
+  );
+
+/** What the start-up output says of the lists: from a folder, or the built-in ones and how they differ. */
+function sourceOf(lists: Resources["lists"], folder: string | undefined): string {
+  const sizes = LOADED_LISTS.map((name) => `${name} ${lists[name]?.length ?? 0}`).join(", ");
+  return folder === undefined
+    ? `reference lists built in (${sizes}): not the authority's own; vat-exemptions is an extract, and services-codes unless --services-codes is given; --resources <dir> (resourcesDir) serves the authority's lists from a folder`
+    : `reference lists from ${folder} (${sizes})`;
+}
+
+/**
+ * The lists of one simulator. `loaded`: the authority's five lists read from a folder, served in
+ * place of the built-in ones (`serviceCodes` is then not served).
+ */
+export function createResources(options: {
+  serviceCodes: readonly ServiceCode[];
+  loaded?: { folder: string; lists: LoadedLists } | undefined;
+}): Resources {
+  const lists = { ...builtInLists(options.serviceCodes), ...options.loaded?.lists };
+  return {
+    lists,
+    codes: {
+      countries: codesOf(lists.countries, "alpha_2"),
+      currencies: codesOf(lists.currencies, "code"),
+      invoiceTypes: codesOf(lists["invoice-types"], "code"),
+    },
+    source: sourceOf(lists, options.loaded?.folder),
+  };
+}
+
+function builtInLists(serviceCodes: readonly ServiceCode[]): Record<string, readonly object[]> {
   return {
     countries: COUNTRIES,
     currencies: CURRENCIES,

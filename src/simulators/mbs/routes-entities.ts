@@ -10,13 +10,14 @@ import {
   MbsError,
   ok,
   RESOURCE_NOT_FOUND,
+  TIN_INFORMATION,
   TIN_NOT_FOUND,
 } from "./envelopes.ts";
 import { uuidProblem } from "./irn.ts";
 import { isObject, pageOf, queryText } from "./paging.ts";
 import { checkAddress, checkContact } from "./parties.ts";
 import type { Party } from "./registry.ts";
-import type { Taxpayer } from "./taxpayers.ts";
+import { type Taxpayer, uuidOf } from "./taxpayers.ts";
 
 /**
  * A taxpayer as an entity with its one business. [recorded] The entity id differs from the business
@@ -72,7 +73,7 @@ function createParty(ctx: SimContext, body: unknown) {
   checkContact(body, "partyrequest", ctx.rules());
   const addressId = text(body, "postal_address_id", "partyrequest.postaladdressid", false);
   const address = object(body, "postal_address", "partyrequest.postaladdress", false);
-  if (address) checkAddress(address, "partyrequest.postaladdress");
+  if (address) checkAddress(address, "partyrequest.postaladdress", ctx.codes.countries);
   if (!ctx.registry.taxpayer(businessId)) {
     throw invalid("partyrequest.businessid must be a valid business, refer to the entity apis");
   }
@@ -101,22 +102,34 @@ function searchParties(ctx: SimContext, businessId: string, query: Record<string
   return ok(pageOf(parties, query, ["created_at", "party_name", "tin"]));
 }
 
-/** [doc] `verify-tin`: the TIN's details in the `{code, data}` envelope (the fields are the collection's). */
+/**
+ * [doc] `verify-tin`: the TIN's details in the `{code, data}` envelope, with exactly the fields of
+ * the Swagger page's 200 sample: `address`, `email`, `id` (a UUID), `jtb_tin` (empty), `message`
+ * "TIN Information", `phone`, `rc_number`, `status` "200 OK", `taxofficer_id`, `taxofficer_name`,
+ * `taxpayer_name`, `taxpayer_type`, `tin`. The sample's values set the style: a local phone number,
+ * an RC number and a tax officer id of digits, an office's name, type `C` (every simulated taxpayer
+ * is a company). Beside the taxpayer's own name, email and TIN, the values are the simulator's
+ * [unknown]; `id` is a UUID of the TIN's own, not the entity id: nothing says they are the same.
+ */
 function verifyTin(ctx: SimContext, body: unknown) {
   const tin = text(isObject(body) ? body : {}, "tin", "verifytinrequest.tin", true) as string;
   const t = ctx.registry.taxpayerByTin(tin);
+  // [unknown] the answer for a TIN MBS does not know.
   if (!t) throw new MbsError(404, TIN_NOT_FOUND, { details: `tin ${tin}` });
+  const digits = t.tin.replace(/\D/g, "");
   return ok({
-    address: "1 Marina Road, Lagos Island, Lagos",
+    address: "1 MARINA ROAD, LAGOS ISLAND, LAGOS",
     email: t.email,
-    id: t.entity_id,
-    jtb_tin: t.tin,
-    message: "TIN is valid",
-    name: t.name,
-    phone: "+2348000000000",
-    rc_number: `RC${t.tin.slice(0, 6)}`,
-    status: "ACTIVE",
-    taxofficer_id: "LAGOS-MTO-1",
+    id: uuidOf(ctx.seed, "verify-tin", t.tin),
+    jtb_tin: "",
+    message: TIN_INFORMATION.message,
+    phone: `080${digits.slice(0, 8)}`,
+    rc_number: digits.slice(1, 8),
+    status: TIN_INFORMATION.status,
+    taxofficer_id: String(10 + (Number(digits.slice(0, 8)) % 90)),
+    taxofficer_name: "MSTO LAGOS ISLAND",
+    taxpayer_name: t.name,
+    taxpayer_type: "C",
     tin: t.tin,
   });
 }
@@ -159,10 +172,17 @@ export function entityEndpoints(ctx: SimContext): Endpoint[] {
     },
     { method: "GET", url: "/api/v1/entity", handler: entity, handle: (r) => searchEntities(ctx, r.query) },
     {
-      // [recorded] by entity id only: a business id is not an entity id.
+      // [recorded] by entity id only: a business id is not an entity id. An id that is not a UUID
+      // (the recorded call sent a TIN, `31569955-0001`) is refused before the credentials are
+      // checked (the placeholder key was not): 400, `entity_actions`, `invalid UUID length: 13`
+      // and the validation public message. A well-formed id of no entity: 404 [unknown].
       method: "GET",
       url: "/api/v1/entity/:entity_id",
       handler: entity,
+      beforeCredentials: (params) => {
+        const problem = uuidProblem(params.entity_id ?? "");
+        return problem === undefined ? undefined : invalid(problem);
+      },
       handle: (r) => {
         const t = registry.entity(r.params.entity_id ?? "");
         if (!t) throw new MbsError(404, ENTITY_NOT_FOUND);

@@ -32,7 +32,7 @@ function validateIrn(ctx: SimContext, body: unknown) {
 /** The document checks; a failure caused by a REJECT invoice number counts as that fault. */
 function checked(ctx: SimContext, body: unknown) {
   try {
-    return checkDocument(body, { registry: ctx.registry, rules: ctx.rules() });
+    return checkDocument(body, { registry: ctx.registry, rules: ctx.rules(), codes: ctx.codes });
   } catch (err) {
     const irn = isObject(body) && typeof body.irn === "string" ? body.irn : "";
     if (invoiceNumberOf(irn).startsWith(REJECT_PREFIX)) ctx.faults.count("reject");

@@ -1,6 +1,5 @@
 import { createHash } from "node:crypto";
 import { date, type Fields, key, listed, minLength, present, TEXTS, text } from "./checks.ts";
-import { CURRENCY_CODES } from "./currencies.ts";
 import type { Endpoint, SimContext } from "./endpoint.ts";
 import { HANDLERS, invalid, ok } from "./envelopes.ts";
 import { isObject } from "./paging.ts";
@@ -42,7 +41,11 @@ function postPayment(ctx: SimContext, body: unknown) {
   minLength(agentTin, MIN_TIN, at("agent_tin"));
   const beneficiaryTin = text(body, "beneficiary_tin", at("beneficiary_tin"), true);
   minLength(beneficiaryTin, MIN_TIN, at("beneficiary_tin"));
-  listed(body, "currency", at("currency"), { required: true, codes: CURRENCY_CODES, what: "currency code" });
+  listed(body, "currency", at("currency"), {
+    required: true,
+    codes: ctx.codes.currencies,
+    what: "currency code",
+  });
   const irn = text(body, "irn", at("irn"), true) as string;
   for (const name of ["base_amount", "vat_rate", "vat_calculated", "other_taxes", "total_amount"]) {
     amountText(body, name, at(name));

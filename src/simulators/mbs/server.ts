@@ -24,6 +24,7 @@ import { createInbound, type InboundSummary, MAX_INBOUND } from "./inbound.ts";
 import { decideFault, refusalOf } from "./injection.ts";
 import type { Query } from "./paging.ts";
 import { createRegistry } from "./registry.ts";
+import { loadResourceFiles } from "./resource-files.ts";
 import { createResources } from "./resources.ts";
 import { entityEndpoints } from "./routes-entities.ts";
 import { invoiceEndpoints } from "./routes-invoices.ts";
@@ -37,6 +38,7 @@ import { createTaxpayers, credentialsOf, type MbsTaxpayer } from "./taxpayers.ts
 export { FaultSpecError } from "./faults.ts";
 export { type InboundSummary, MAX_INBOUND, WRONG_TOTAL_OFFSET } from "./inbound.ts";
 export { FAULT_HEADER } from "./injection.ts";
+export { ResourceFilesError } from "./resource-files.ts";
 export { DEFAULT_RULES, parseRules, RuleSpecError, type Rules } from "./rules.ts";
 export type { MbsTaxpayer } from "./taxpayers.ts";
 export { taxpayerLogin } from "./taxpayers.ts";
@@ -57,6 +59,11 @@ export type MbsSimulator = {
   acknowledgements(): Map<string, number>;
   /** the invoices from other APPs' sellers made at start (option `inbound`), in order */
   inbound: InboundSummary[];
+  /**
+   * Where the reference lists come from, in words: the folder of the authority's lists
+   * (`resourcesDir`) or the built-in ones, which are not the authority's (said at start-up).
+   */
+  referenceLists: string;
   /**
    * Injects invoices from other APPs' sellers, as `POST /_simulator/inbound` does, with the same
    * body: `{count, buyer_tin?, wrong_total?, transmitted_at?}` or `{document, transmitted_at?}`. The
@@ -93,6 +100,13 @@ export type MbsSimulatorOptions = {
   rules?: Partial<Rules> | string;
   /** A JSON file of ISIC Rev. 4 classes to serve as `services-codes` (default: a 16-class extract). */
   isicFile?: string;
+  /**
+   * A folder of the authority's reference lists as its sandbox served them: countries.json,
+   * currencies.json, invoice-types.json, vat-exemptions.json and services-codes.json, each the
+   * answer's `data` array (resource-files.ts). Served exactly, and documents are checked against
+   * them. A file missing or malformed fails the start. Not with `isicFile`.
+   */
+  resourcesDir?: string;
   /**
    * How many invoices from other APPs' sellers wait in `pull` at start (default 0, at most
    * MAX_INBOUND): spread over the taxpayers as buyers and transmitted over today and the 2 days before.
@@ -192,8 +206,8 @@ function installShared(app: FastifyInstance, deps: Deps, endpoints: ReadonlyMap<
     if (String(body).trim() === "") done(null, undefined);
     else parseJson(request, String(body), done);
   });
-  // Before the body is read: downtime answers everything but the simulator's own routes, a bad
-  // credential every closed route.
+  // Before the body is read: downtime answers everything but the simulator's own routes, a path
+  // parameter MBS refuses before the credentials its refusal, a bad credential every closed route.
   app.addHook("onRequest", async (request, reply) => {
     // Fastify answers HEAD with the GET route: it is as open as that route.
     const method = request.method === "HEAD" ? "GET" : request.method;
@@ -208,6 +222,8 @@ function installShared(app: FastifyInstance, deps: Deps, endpoints: ReadonlyMap<
       const { status, body } = noRoute();
       return reply.code(status).send(body);
     }
+    const early = endpoint?.beforeCredentials?.((request.params ?? {}) as Record<string, string>);
+    if (endpoint && early) return reply.code(early.status).send(errorBody(early, endpoint.handler));
     if (request.is404 || endpoint?.open || authenticated(request, deps.ctx)) return;
     // [recorded] the credential answer, on every closed route, before the body is read.
     return reply.code(400).send(errorBody(badCredential(), "handler"));
@@ -295,6 +311,12 @@ function checkedOptions(options: MbsSimulatorOptions) {
   if (!Number.isInteger(inbound) || inbound < 0 || inbound > MAX_INBOUND) {
     throw new Error(`invalid inbound ${inbound}: a whole number from 0 to ${MAX_INBOUND}`);
   }
+  const { isicFile, resourcesDir } = options;
+  if (isicFile !== undefined && resourcesDir !== undefined) {
+    throw new Error(
+      "give a folder of the authority's lists (--resources) or a services codes file (--services-codes), not both: the folder holds services-codes.json",
+    );
+  }
   return {
     seed,
     count,
@@ -303,19 +325,24 @@ function checkedOptions(options: MbsSimulatorOptions) {
     host,
     spec: parseFaults(options.faults),
     rules: withRules(DEFAULT_RULES, rulesOf(options.rules)),
-    serviceCodes: options.isicFile === undefined ? SERVICE_CODES_EXTRACT : loadServiceCodes(options.isicFile),
+    resources: createResources({
+      serviceCodes: isicFile === undefined ? SERVICE_CODES_EXTRACT : loadServiceCodes(isicFile),
+      loaded:
+        resourcesDir === undefined
+          ? undefined
+          : { folder: resourcesDir, lists: loadResourceFiles(resourcesDir) },
+    }),
   };
 }
 
 /** Starts the simulator on a real socket; `port` 0 (the default here) picks a free one. */
 export async function startMbsSimulator(options: MbsSimulatorOptions = {}): Promise<MbsSimulator> {
-  const { seed, count, inbound, port, host, spec, serviceCodes, ...initial } = checkedOptions(options);
+  const { seed, count, inbound, port, host, spec, resources, ...initial } = checkedOptions(options);
   let rules = initial.rules;
   const credentials = credentialsOf(seed, options.seed === undefined ? "random" : "seed");
   const registry = createRegistry(createTaxpayers(seed, count));
   const planner = createFaultPlanner(seed, spec);
   const closing = new AbortController();
-  const resources = createResources(serviceCodes);
   const source = createInbound(seed, registry);
   const seeded = source.seed(inbound).map((irn) => source.summary(irn));
   const ctx: SimContext = {
@@ -324,7 +351,8 @@ export async function startMbsSimulator(options: MbsSimulatorOptions = {}): Prom
     registry,
     faults: planner,
     rules: () => rules,
-    resources,
+    resources: resources.lists,
+    codes: resources.codes,
     inbound: source,
   };
   const app = buildApp({ ctx, planner, closing: closing.signal });
@@ -347,6 +375,7 @@ export async function startMbsSimulator(options: MbsSimulatorOptions = {}): Prom
     refusedSigns: () => registry.refusedSigns(),
     acknowledgements: () => registry.acknowledgements(),
     inbound: seeded,
+    referenceLists: resources.source,
     injectInbound: (request) => injectInbound(ctx, request),
     faultCounts: () => planner.counts(),
     invoice: (irn) => structuredClone(registry.invoice(irn)),

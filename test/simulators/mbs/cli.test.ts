@@ -1,52 +1,57 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { test } from "node:test";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { type TestContext, test } from "node:test";
+import { RESOURCES_VARIABLE } from "../../../src/cli/simulate.ts";
 import { isLoopback, startMbsSimulator } from "../../../src/simulators/mbs/server.ts";
 import { cleanEnv, cli, failed, TIMEOUT } from "../../cli/run.ts";
-import { type Json, REPO_ROOT } from "../../helpers.ts";
+import { ISIC_JSON, type Json, REPO_ROOT, SHARED_DIR } from "../../helpers.ts";
 import { call, invoiceFor, UUID } from "./harness.ts";
+
+/**
+ * `simulate mbs --port 0 …` in a process of its own, once it has printed its line. `stop()` sends
+ * SIGTERM and resolves when the process has exited and its output streams are closed.
+ */
+async function running(t: TestContext, args: string[], env: Record<string, string> = {}) {
+  const child = spawn(process.execPath, ["bin/einvoice.js", "simulate", "mbs", "--port", "0", ...args], {
+    cwd: REPO_ROOT,
+    env: cleanEnv(env),
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  t.after(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  });
+  const closed = once(child, "close");
+  const out = { stdout: "", stderr: "" };
+  child.stderr.on("data", (chunk: Buffer) => {
+    out.stderr += chunk.toString("utf8");
+  });
+  const line = await new Promise<string>((resolve, reject) => {
+    child.stdout.on("data", (chunk: Buffer) => {
+      out.stdout += chunk.toString("utf8");
+      if (out.stdout.includes("\n")) resolve(out.stdout.slice(0, out.stdout.indexOf("\n")));
+    });
+    child.on("exit", (code) => reject(new Error(`exited ${code} before printing: ${out.stderr}`)));
+  });
+  const stop = async () => {
+    child.kill("SIGTERM");
+    return (await closed) as [number | null, NodeJS.Signals | null];
+  };
+  return { line, printed: JSON.parse(line) as Json, out, stop };
+}
 
 test("simulate mbs prints one JSON line, answers with the printed credentials, and exits 0 on SIGTERM", {
   timeout: TIMEOUT,
 }, async (t) => {
-  const child = spawn(
-    process.execPath,
-    [
-      "bin/einvoice.js",
-      "simulate",
-      "mbs",
-      "--port",
-      "0",
-      "--seed",
-      "7",
-      "--rules",
-      "confirm_unregistered=400",
-    ],
-    {
-      cwd: REPO_ROOT,
-      env: cleanEnv({}),
-      stdio: ["ignore", "pipe", "pipe"],
-    },
-  );
-  t.after(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-  });
-  const exited = once(child, "exit");
-  let stdout = "";
-  let stderr = "";
-  child.stderr.on("data", (chunk: Buffer) => {
-    stderr += chunk.toString("utf8");
-  });
-  const line = await new Promise<string>((resolve, reject) => {
-    child.stdout.on("data", (chunk: Buffer) => {
-      stdout += chunk.toString("utf8");
-      if (stdout.includes("\n")) resolve(stdout.slice(0, stdout.indexOf("\n")));
-    });
-    child.on("exit", (code) => reject(new Error(`exited ${code} before printing: ${stderr}`)));
-  });
-
-  const printed = JSON.parse(line) as Json;
+  const { line, printed, out, stop } = await running(t, [
+    "--seed",
+    "7",
+    "--rules",
+    "confirm_unregistered=400",
+  ]);
   assert.deepEqual(Object.keys(printed), ["url", "api_key", "api_secret", "taxpayers"]);
   assert.match(String(printed.url), /^http:\/\/127\.0\.0\.1:\d+$/);
   assert.equal(typeof printed.api_key, "string");
@@ -95,11 +100,15 @@ test("simulate mbs prints one JSON line, answers with the printed credentials, a
   const sign = await call(sim, "POST", "/api/v1/invoice/sign", { body: invoiceFor(tp) });
   assert.equal(sign.status, 200, JSON.stringify(sign.body));
 
-  child.kill("SIGTERM");
-  const [code, signal] = await exited;
-  assert.equal(signal, null, stderr);
-  assert.equal(code, 0, stderr);
-  assert.equal(stdout, `${line}\n`, "exactly one line on stdout");
+  const [code, signal] = await stop();
+  assert.equal(signal, null, out.stderr);
+  assert.equal(code, 0, out.stderr);
+  assert.equal(out.stdout, `${line}\n`, "exactly one line on stdout");
+  // Said on stderr, as diagnostics are: the lists a connector meets here are not the authority's.
+  assert.match(
+    out.stderr,
+    /^einvoice: simulate mbs: reference lists built in \(countries 249, currencies 119, /m,
+  );
   await assert.rejects(fetch(`${sim.url}/api`), "closed");
 });
 
@@ -148,12 +157,12 @@ test("without a seed the APP key and secret are random (taxpayers still follow t
       { api_key: sevenB.api_key, api_secret: sevenB.api_secret, taxpayers: sevenB.taxpayers },
     );
     // Each answers with its own credentials only.
-    const own = await call(a, "GET", "/api/v1/entity/x");
-    assert.notEqual(own.status, 400, JSON.stringify(own.body));
+    const own = await call(a, "GET", "/api/v1/entity");
+    assert.equal(own.status, 200, JSON.stringify(own.body));
     const crossed = await call(
       { url: a.url, api_key: b.api_key, api_secret: b.api_secret },
       "GET",
-      "/api/v1/entity/x",
+      "/api/v1/entity",
     );
     assert.equal(crossed.status, 400);
     assert.equal((crossed.body.error as Json).public_message, "unable to validate api key");
@@ -200,28 +209,7 @@ test("the simulator listens on loopback only unless --expose (expose: true) says
 test("simulate mbs --inbound n prints the invoices from other APPs' sellers, and pull lists them; a bad n is refused", {
   timeout: TIMEOUT,
 }, async (t) => {
-  const child = spawn(
-    process.execPath,
-    ["bin/einvoice.js", "simulate", "mbs", "--port", "0", "--seed", "7", "--inbound", "5"],
-    { cwd: REPO_ROOT, env: cleanEnv({}), stdio: ["ignore", "pipe", "pipe"] },
-  );
-  t.after(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-  });
-  const exited = once(child, "exit");
-  let stdout = "";
-  let stderr = "";
-  child.stderr.on("data", (chunk: Buffer) => {
-    stderr += chunk.toString("utf8");
-  });
-  const line = await new Promise<string>((resolve, reject) => {
-    child.stdout.on("data", (chunk: Buffer) => {
-      stdout += chunk.toString("utf8");
-      if (stdout.includes("\n")) resolve(stdout.slice(0, stdout.indexOf("\n")));
-    });
-    child.on("exit", (code) => reject(new Error(`exited ${code} before printing: ${stderr}`)));
-  });
-  const printed = JSON.parse(line) as Json;
+  const { printed, out, stop } = await running(t, ["--seed", "7", "--inbound", "5"]);
   assert.deepEqual(Object.keys(printed), ["url", "api_key", "api_secret", "taxpayers", "inbound"]);
   const inbound = printed.inbound as Json[];
   assert.equal(inbound.length, 5);
@@ -246,10 +234,53 @@ test("simulate mbs --inbound n prints the invoices from other APPs' sellers, and
   const pulled = await call(sim, "GET", "/api/v1/invoice/transmit/pull?confirmed=false");
   assert.equal(pulled.status, 200);
   assert.deepEqual((pulled.body.data as Json[]).map((r) => r.irn).sort(), inbound.map((e) => e.irn).sort());
-  child.kill("SIGTERM");
-  const [code] = await exited;
-  assert.equal(code, 0, stderr);
+  const [code] = await stop();
+  assert.equal(code, 0, out.stderr);
 
   failed(await cli(["simulate", "mbs", "--port", "0", "--inbound", "10001"], {}), /invalid inbound 10001/);
   failed(await cli(["simulate", "mbs", "--port", "0", "--inbound", "many"], {}), /invalid --inbound "many"/);
+});
+
+test("simulate mbs --resources DIR (or its variable) serves the authority's lists and says so; a bad folder fails the start", {
+  timeout: TIMEOUT,
+}, async (t) => {
+  const dir = path.join(SHARED_DIR, "data", "mbs");
+  const file = (list: string) =>
+    JSON.parse(fs.readFileSync(path.join(dir, `${list}.json`), "utf8")) as Json[];
+  for (const [how, args, env] of [
+    ["option", ["--resources", dir], { [RESOURCES_VARIABLE]: path.join(os.tmpdir(), "not-this-one") }],
+    ["variable", [], { [RESOURCES_VARIABLE]: dir }],
+  ] as const) {
+    const { line, printed, out, stop } = await running(t, [...args], env);
+    const sim = { url: String(printed.url), api_key: "", api_secret: "" };
+    for (const list of ["currencies", "vat-exemptions"]) {
+      const reply = await call(sim, "GET", `/api/v1/invoice/resources/${list}`, { auth: false });
+      assert.deepEqual(reply.body, { code: 200, data: file(list) }, `${how}: ${list}`);
+    }
+    const [code] = await stop();
+    assert.equal(code, 0, out.stderr);
+    assert.equal(out.stdout, `${line}\n`, `${how}: stdout is still the one line`);
+    assert.ok(
+      out.stderr.includes(
+        `einvoice: simulate mbs: reference lists from ${dir} (countries 249, currencies 118, `,
+      ),
+      `${how}: ${out.stderr}`,
+    );
+  }
+
+  const empty = fs.mkdtempSync(path.join(os.tmpdir(), "mbs-resources-"));
+  t.after(() => fs.rmSync(empty, { recursive: true, force: true }));
+  failed(
+    await cli(["simulate", "mbs", "--port", "0", "--resources", empty], {}),
+    /einvoice: MBS resources folder .*: countries\.json is missing/,
+  );
+  failed(
+    await cli(["simulate", "mbs", "--port", "0"], { [RESOURCES_VARIABLE]: path.join(empty, "none") }),
+    /MBS resources folder .*none is not a folder/,
+  );
+  failed(await cli(["simulate", "mbs", "--port", "0", "--resources", ""], {}), /invalid --resources ""/);
+  failed(
+    await cli(["simulate", "mbs", "--port", "0", "--resources", dir, "--services-codes", ISIC_JSON], {}),
+    /not both/,
+  );
 });

@@ -1,8 +1,5 @@
 import assert from "node:assert/strict";
 import { constants, createPrivateKey, publicEncrypt } from "node:crypto";
-import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import { test } from "node:test";
 import {
   BAD_CREDENTIAL,
@@ -10,18 +7,17 @@ import {
   ENTITY_NOT_FOUND,
   INVALID_LOGIN,
   NO_ROUTE,
-  RESOURCE_NOT_FOUND,
   TIN_NOT_FOUND,
+  VALIDATION_FAILED,
 } from "../../../src/simulators/mbs/envelopes.ts";
-import { startMbsSimulator, taxpayerLogin } from "../../../src/simulators/mbs/server.ts";
-import { type Json, SHARED_DIR } from "../../helpers.ts";
+import { taxpayerLogin } from "../../../src/simulators/mbs/server.ts";
+import type { Json } from "../../helpers.ts";
 import { call, data, failure, first, refused, simulator, UUID } from "./harness.ts";
-
-const ISIC = path.join(SHARED_DIR, "data", "isic4", "isic4-en.json");
 
 const CLOSED_ROUTES: [string, string][] = [
   ["GET", "/api/v1/entity"],
-  ["GET", "/api/v1/entity/x"],
+  // A UUID: an id that is not one is refused before the credentials (the next tests).
+  ["GET", "/api/v1/entity/00000000-0000-4000-8000-000000000000"],
   ["GET", "/api/v1/invoice/crypto_keys/x"],
   ["POST", "/api/v1/invoice/party"],
   ["GET", "/api/v1/invoice/party/x"],
@@ -192,6 +188,46 @@ test("entities: each taxpayer by its own entity id, with its one business, searc
   refused(await call(sim, "GET", "/api/v1/entity?page=0"), /page must be a whole number/, "entity_actions");
 });
 
+test("[recorded] an entity id that is not a UUID is a 400 of entity_actions, answered before the credentials", async (t) => {
+  const sim = await simulator(t);
+  // The recorded call's: a placeholder key, which was not refused.
+  const placeholder = { auth: false, headers: { "x-api-key": "placeholder", "x-api-secret": "placeholder" } };
+  const credentials: [string, { auth?: boolean; headers?: Record<string, string> }][] = [
+    ["the APP's", {}],
+    ["a placeholder", placeholder],
+    ["none", { auth: false }],
+  ];
+  for (const [who, options] of credentials) {
+    for (const [id, details] of [
+      ["31569955-0001", "invalid UUID length: 13"],
+      ["x", "invalid UUID length: 1"],
+      ["zzzzzzzz-zzzz-zzzz-zzzz-zzzzzzzzzzzz", "invalid UUID format"],
+    ] as const) {
+      const reply = await call(sim, "GET", `/api/v1/entity/${id}`, options);
+      const { id: errorId, ...error } = reply.body.error as Json;
+      assert.match(String(errorId), UUID);
+      assert.deepEqual(
+        { status: reply.status, body: { ...reply.body, error } },
+        {
+          status: 400,
+          body: {
+            code: 400,
+            data: null,
+            message: "error has occurred",
+            error: { handler: "entity_actions", details, public_message: VALIDATION_FAILED },
+          },
+        },
+        `${who} credential, id ${id}`,
+      );
+    }
+  }
+  // A UUID with a bad credential: the credential refusal, as on every closed route.
+  const refusedKey = await call(sim, "GET", `/api/v1/entity/${first(sim).entity_id}`, placeholder);
+  assert.equal(failure(refusedKey, 400, BAD_CREDENTIAL).handler, "handler");
+  const head = await fetch(`${sim.url}/api/v1/entity/31569955-0001`, { method: "HEAD" });
+  assert.equal(head.status, 400, "HEAD goes the GET route's way");
+});
+
 test("crypto keys: a base64 PEM public key that encrypts, and a base64 certificate", async (t) => {
   const sim = await simulator(t);
   const tp = first(sim);
@@ -281,14 +317,49 @@ test("parties: created once per business and TIN, listed with paging", async (t)
 test("utilities: verify-tin knows the taxpayers; authenticate returns a taxpayer's entity id", async (t) => {
   const sim = await simulator(t);
   const tp = first(sim);
+  const answers: Json[] = [];
   for (const url of ["/api/v1/utilities/verify-tin/", "/api/v1/utilities/verify-tin"]) {
     const details = data(await call(sim, "POST", url, { body: { tin: tp.tin } }));
-    assert.equal(details.jtb_tin, tp.tin);
-    assert.equal(details.id, tp.entity_id);
-    for (const key of ["address", "email", "message", "phone", "rc_number", "status", "taxofficer_id"]) {
-      assert.ok(key in details, key);
-    }
+    // [doc] the Swagger sample's fields, and no others.
+    assert.deepEqual(Object.keys(details), [
+      "address",
+      "email",
+      "id",
+      "jtb_tin",
+      "message",
+      "phone",
+      "rc_number",
+      "status",
+      "taxofficer_id",
+      "taxofficer_name",
+      "taxpayer_name",
+      "taxpayer_type",
+      "tin",
+    ]);
+    const { id, phone, rc_number, taxofficer_id, address, taxofficer_name, ...own } = details;
+    assert.deepEqual(own, {
+      email: taxpayerLogin(tp).email,
+      jtb_tin: "",
+      message: "TIN Information",
+      status: "200 OK",
+      taxpayer_name: tp.name,
+      taxpayer_type: "C",
+      tin: tp.tin,
+    });
+    assert.match(String(id), UUID);
+    assert.notEqual(id, tp.entity_id, "the TIN record's id: nothing says it is the entity's");
+    // In the sample's style: digits, as "06012138317", "1401999", "23".
+    assert.match(String(phone), /^0\d{10}$/);
+    assert.match(String(rc_number), /^\d+$/);
+    assert.match(String(taxofficer_id), /^\d+$/);
+    for (const value of [address, taxofficer_name]) assert.ok(typeof value === "string" && value.length > 0);
+    answers.push(details);
   }
+  assert.deepEqual(answers[1], answers[0], "the same TIN, the same answer");
+  const other = data(
+    await call(sim, "POST", "/api/v1/utilities/verify-tin/", { body: { tin: sim.taxpayers[1]?.tin } }),
+  );
+  assert.notEqual(other.id, answers[0]?.id);
   failure(
     await call(sim, "POST", "/api/v1/utilities/verify-tin/", { body: { tin: "99999999-0001" } }),
     404,
@@ -313,68 +384,5 @@ test("utilities: verify-tin knows the taxpayers; authenticate returns a taxpayer
     await call(sim, "POST", "/api/v1/utilities/authenticate", { body: { email: login.email } }),
     "authenticaterequest.password is required",
     "entity_actions",
-  );
-});
-
-test("resource lists answer without credentials; an unknown list is a 404", async (t) => {
-  const sim = await simulator(t);
-  const lists = [
-    "countries",
-    "currencies",
-    "invoice-types",
-    "payment-means",
-    "tax-categories",
-    "vat-exemptions",
-    "services-codes",
-    "hs-codes",
-    "lgas",
-    "states",
-    "invoice-quantity-codes",
-  ];
-  for (const list of lists) {
-    for (const auth of [false, true]) {
-      const rows = data(await call(sim, "GET", `/api/v1/invoice/resources/${list}`, { auth }));
-      assert.ok(Array.isArray(rows) && rows.length > 0, list);
-    }
-  }
-  const codes = data(await call(sim, "GET", "/api/v1/invoice/resources/services-codes", { auth: false }));
-  assert.equal((codes as unknown as Json[]).length, 16, "the extract by default");
-  const types = data(await call(sim, "GET", "/api/v1/invoice/resources/invoice-types", { auth: false }));
-  assert.ok((types as unknown as Json[]).some((r) => r.code === "381"));
-  const lgas = data(await call(sim, "GET", "/api/v1/invoice/resources/lgas", { auth: false }));
-  assert.ok(
-    (lgas as unknown as Json[]).some((r) => r.code === "NG-AB-ANO"),
-    "the fixture's LGA",
-  );
-  for (const list of ["nothing", "constructor", "__proto__"]) {
-    failure(
-      await call(sim, "GET", `/api/v1/invoice/resources/${list}`, { auth: false }),
-      404,
-      RESOURCE_NOT_FOUND,
-    );
-  }
-});
-
-test("services-codes: the 419 ISIC Rev. 4 classes from a file; a file without classes is refused", async (t) => {
-  const sim = await simulator(t, { isicFile: ISIC });
-  const rows = data(
-    await call(sim, "GET", "/api/v1/invoice/resources/services-codes", { auth: false }),
-  ) as unknown as Json[];
-  assert.equal(rows.length, 419);
-  assert.deepEqual(rows[0], {
-    code: "0111",
-    description: "Growing of cereals (except rice), leguminous crops and oil seeds",
-  });
-  assert.equal(rows.at(-1)?.code, "9900");
-  assert.ok(rows.every((r) => /^\d{4}$/.test(String(r.code))));
-
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mbs-isic-"));
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
-  const empty = path.join(dir, "empty.json");
-  fs.writeFileSync(empty, JSON.stringify({ sections: [] }));
-  await assert.rejects(startMbsSimulator({ isicFile: empty }), /no ISIC class found/);
-  await assert.rejects(
-    startMbsSimulator({ isicFile: path.join(dir, "missing.json") }),
-    /services codes file/,
   );
 });

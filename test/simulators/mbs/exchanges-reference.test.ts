@@ -69,6 +69,34 @@ test("[recorded] the health check, the no-route 404 and the credential 400, exac
   }
 });
 
+test("[recorded] the entity asked for by a TIN with the placeholder key: the UUID refusal, not the credential's", async (t) => {
+  const sim = await simulator(t);
+  // The recorded call: a TIN where the entity id goes, and the placeholder credential.
+  const reply = await call(sim, "GET", "/api/v1/entity/31569955-0001", {
+    headers: { "x-api-key": "placeholder", "x-api-secret": "placeholder" },
+    auth: false,
+  });
+  const { id, ...error } = reply.body.error as Json;
+  assert.match(String(id), UUID);
+  assert.deepEqual(
+    { status: reply.status, body: { ...reply.body, error } },
+    {
+      status: 400,
+      body: {
+        code: 400,
+        data: null,
+        message: "error has occurred",
+        error: {
+          handler: "entity_actions",
+          details: "invalid UUID length: 13",
+          public_message:
+            "validation failed: we are unable to process your request. also confirm this is not a duplicate request",
+        },
+      },
+    },
+  );
+});
+
 type ListRow = {
   list: string;
   mark: string;

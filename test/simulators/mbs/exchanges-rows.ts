@@ -117,6 +117,14 @@ export const REGISTER_ROWS: Row[] = [
     expect: error(404, "entity_actions", "entity not found"),
   },
   {
+    name: "the entity by a TIN, which is not a UUID",
+    mark: "[recorded]",
+    method: "GET",
+    url: (c) => `/api/v1/entity/${c.tin}`,
+    status: 400,
+    expect: error(400, "entity_actions", VALIDATION, "invalid UUID length: 13"),
+  },
+  {
     name: "taxpayer log-in",
     mark: "[doc]",
     method: "POST",
@@ -133,13 +141,31 @@ export const REGISTER_ROWS: Row[] = [
     }),
   },
   {
-    name: "verify-tin",
+    name: "verify-tin: the Swagger sample's fields",
     mark: "[doc]",
     method: "POST",
     url: () => "/api/v1/utilities/verify-tin/",
     body: (c) => ({ tin: c.tin }),
     status: 200,
-    expect: success((d, c) => assert.equal(d.tin, c.tin)),
+    expect: success((d, c) => {
+      assert.deepEqual(keys(d), [
+        "address",
+        "email",
+        "id",
+        "jtb_tin",
+        "message",
+        "phone",
+        "rc_number",
+        "status",
+        "taxofficer_id",
+        "taxofficer_name",
+        "taxpayer_name",
+        "taxpayer_type",
+        "tin",
+      ]);
+      assert.match(String(d.id), UUID);
+      assert.deepEqual([d.jtb_tin, d.message, d.status, d.tin], ["", "TIN Information", "200 OK", c.tin]);
+    }),
   },
   {
     name: "irn/validate: the IRN on the business's template",

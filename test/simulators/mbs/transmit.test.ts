@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import http from "node:http";
 import { test } from "node:test";
 import { INVOICE_NOT_FOUND, NOT_TRANSMITTED } from "../../../src/simulators/mbs/envelopes.ts";
 import type { Json } from "../../helpers.ts";
@@ -57,6 +58,56 @@ test("the receiver acknowledges a transmitted invoice with no body or with ACKNO
   assert.equal(record.entry_status, "ACKNOWLEDGED");
   const state = data(await call(sim, "GET", `/api/v1/invoice/confirm/${irn}`));
   assert.deepEqual([state.transmitted, state.delivered], [true, true]);
+});
+
+/** One PATCH written by hand, so the test controls exactly the headers and bytes of an empty body. */
+function rawPatch(
+  sim: { url: string; api_key: string; api_secret: string },
+  url: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<{ status: number; body: Json }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(`${sim.url}${url}`, {
+      method: "PATCH",
+      headers: { "x-api-key": sim.api_key, "x-api-secret": sim.api_secret, ...headers },
+    });
+    req.on("response", (res) => {
+      let text = "";
+      res.on("data", (chunk: Buffer) => {
+        text += chunk.toString("utf8");
+      });
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) as Json }));
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+test("[doc] the acknowledgement's empty body in every form a client sends it; [client] ACKNOWLEDGED still taken", async (t) => {
+  const sim = await simulator(t);
+  const tp = first(sim);
+  // The Swagger example sends none; clients send no bytes with or without a JSON content type, a
+  // zero length, a chunked nothing, blanks, an empty object or `null` (a Go client's nil body).
+  const forms: [string, Record<string, string>, string | undefined][] = [
+    ["no body, no content type", {}, undefined],
+    ["no body, a JSON content type", { "content-type": "application/json" }, undefined],
+    ["length 0, a JSON content type", { "content-type": "application/json", "content-length": "0" }, ""],
+    ["chunked, no chunk", { "content-type": "application/json", "transfer-encoding": "chunked" }, ""],
+    ["blanks", { "content-type": "application/json; charset=utf-8" }, " \n"],
+    ["an empty JSON object", { "content-type": "application/json" }, "{}"],
+    ["null", { "content-type": "application/json" }, "null"],
+    ["ACKNOWLEDGED", { "content-type": "application/json" }, '{"message":"ACKNOWLEDGED"}'],
+  ];
+  for (const [i, [form, headers, body]] of forms.entries()) {
+    const irn = await signed(sim, invoiceFor(tp, `INVE${i}`));
+    data(await call(sim, "POST", `/api/v1/invoice/transmit/${irn}`));
+    const reply = await rawPatch(sim, `/api/v1/invoice/transmit/${irn}`, headers, body);
+    assert.equal(reply.status, 200, `${form}: ${JSON.stringify(reply.body)}`);
+    assert.equal(data(reply).status, "ACKNOWLEDGED", form);
+    assert.equal((sim.invoice(irn) as Json).acknowledged, true, form);
+    assert.equal(sim.acknowledgements().get(irn), 1, form);
+  }
 });
 
 test("lookups by TIN and by party list the invoices exchanged with them", async (t) => {
