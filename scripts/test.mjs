@@ -122,6 +122,8 @@ const LAYERS = {
       "test/transmission/",
     ],
     sqlite: [
+      // An attack through the pull: refused or set aside before anything engine-specific is written.
+      "test/security/hostile-upstream.test.ts",
       "test/dashboard/browser.test.ts",
       "test/http/docs.test.ts",
       // A received invoice's PDF: rendered alike from either engine's row.

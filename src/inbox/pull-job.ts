@@ -6,8 +6,12 @@ import { type AuthorityHold, authorityVerdict } from "../transmission/authority-
 import type { InboxRepository } from "./inbox-repository.ts";
 import type { InboxService, Source } from "./inbox-service.ts";
 
-/** How many received invoices are checked and stored per transaction. */
+/**
+ * How many received invoices are checked and stored per transaction, and how much of the answer's
+ * text they may be: 150 invoices of 1,000 lines, read 100 at a time, took a process to 507 MB.
+ */
 export const RECEIVE_CHUNK = 100;
+export const RECEIVE_CHUNK_BYTES = 2 * 2 ** 20;
 /** The most set-aside or unaddressed entries one day's outcome lists (the count is whole). */
 const LISTED_AT_MOST = 100;
 
@@ -79,9 +83,11 @@ export function pullHandler(deps: {
         (message) => new DeliveryError(message),
       );
       outcome.listed = list.length;
-      for (let i = 0; i < list.length; i += RECEIVE_CHUNK) {
+      for (let i = 0; i < list.length; ) {
         // Each slice parsed only now: a day's documents are never all in memory at once.
-        const slice = await list.read(i, i + RECEIVE_CHUNK);
+        const end = list.sliceEnd(i, RECEIVE_CHUNK, RECEIVE_CHUNK_BYTES);
+        const slice = await list.read(i, end);
+        i = end;
         const receipt = await service.receive(slice, source, `pull:${attempt.owner}`);
         outcome.stored += receipt.stored.length;
         outcome.already += receipt.already;

@@ -80,6 +80,8 @@ export type WaitingInvoice = {
 /** A day's list, its entries parsed a slice at a time as they are stored (pull-answer.ts). */
 export type WaitingList = {
   length: number;
+  /** Where a slice from `start` ends: at most `maxEntries`, and `maxBytes` of text unless one entry is more. */
+  sliceEnd(start: number, maxEntries: number, maxBytes: number): number;
   read(start: number, end: number): Promise<WaitingInvoice[]>;
 };
 

@@ -40,7 +40,7 @@ const MAX_INFLATION = 200;
 const MIN_INFLATION_BOUND = 1 << 20;
 
 /** Reads a successful answer's text in a way of its own (a pull's list); throws to refuse it. */
-export type AnswerReader = (text: string, mask: (value: unknown) => unknown) => Promise<unknown>;
+export type AnswerReader = (bytes: Buffer, mask: (value: unknown) => unknown) => Promise<unknown>;
 
 /** What stands for a credential in an answer. */
 export const MASK = "***";
@@ -91,11 +91,11 @@ function maskedValue(value: unknown, mask: (text: string) => string): unknown {
 }
 
 /**
- * The answer's text; past `limit` bytes, cut off (`strict`: refused, for a list that must be
+ * The answer's bytes; past `limit` bytes, cut off (`strict`: refused, for a list that must be
  * whole). The bytes are counted as they come, after any content-encoding was undone; an encoded
  * answer that inflates past MAX_INFLATION times its declared length is refused as it grows.
  */
-async function readText(response: Response, limit: number, strict: boolean): Promise<string | null> {
+async function readBytes(response: Response, limit: number, strict: boolean): Promise<Buffer | null> {
   const reader = response.body?.getReader();
   if (!reader) return null;
   const declared = Number(response.headers.get("content-length"));
@@ -104,8 +104,7 @@ async function readText(response: Response, limit: number, strict: boolean): Pro
     encoded && Number.isFinite(declared) && declared > 0
       ? Math.max(MIN_INFLATION_BOUND, declared * MAX_INFLATION)
       : Number.POSITIVE_INFINITY;
-  const decoder = new TextDecoder();
-  const parts: string[] = [];
+  const chunks: Uint8Array[] = [];
   let size = 0;
   for (;;) {
     const { done, value } = await reader.read();
@@ -122,10 +121,9 @@ async function readText(response: Response, limit: number, strict: boolean): Pro
       if (strict) throw new AnswerTooLarge(`over ${limit} bytes`);
       break;
     }
-    parts.push(decoder.decode(value, { stream: true }));
+    chunks.push(value);
   }
-  parts.push(decoder.decode());
-  return parts.join("");
+  return Buffer.concat(chunks);
 }
 
 /** Not JSON, or beyond what a JSON answer may cost: its words still count for the verdict. */
@@ -208,10 +206,10 @@ export function mbsClient(settings: MbsSettings) {
         );
       }
       const ok = response.status >= 200 && response.status <= 299;
-      let text: string | null;
+      let bytes: Buffer | null;
       try {
         const strict = ok && options.maxBytes !== undefined;
-        text = await readText(response, strict ? (options.maxBytes ?? 0) : MAX_BODY_BYTES, strict);
+        bytes = await readBytes(response, strict ? (options.maxBytes ?? 0) : MAX_BODY_BYTES, strict);
       } catch (err) {
         if (signal.aborted) throw err;
         if (err instanceof AnswerTooLarge)
@@ -219,10 +217,10 @@ export function mbsClient(settings: MbsSettings) {
         // The connection dropped mid-answer: whether the call took effect is unknown.
         throw new DeliveryError(`MBS ${step}'s answer was cut off (request ${requestId})`);
       }
-      if (text === null) return { status: response.status, body: null, requestId };
+      if (bytes === null) return { status: response.status, body: null, requestId };
       if (ok && options.readOk) {
         try {
-          const body = await options.readOk(text, (value) => maskedValue(value, mask));
+          const body = await options.readOk(bytes, (value) => maskedValue(value, mask));
           return { status: response.status, body, requestId };
         } catch (err) {
           throw new DeliveryError(
@@ -230,7 +228,7 @@ export function mbsClient(settings: MbsSettings) {
           );
         }
       }
-      return { status: response.status, body: await parsedAnswer(text, mask), requestId };
+      return { status: response.status, body: await parsedAnswer(bytes.toString("utf8"), mask), requestId };
     },
   };
 }

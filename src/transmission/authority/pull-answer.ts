@@ -42,16 +42,20 @@ const candidateName = (path: readonly string[]): string | undefined => {
 };
 const PREFERENCE = ["(the answer)", "data", ...LIST_KEYS.map((key) => `data.${key}`)];
 
-/** Where the string opening at `start` closes: its quote, or the text's end. */
-function stringEnd(text: string, start: number): number {
-  let end = text.indexOf('"', start + 1);
+/**
+ * Where the string opening at `start` closes: its quote, or the bytes' end. The answer is read as
+ * UTF-8 bytes, never as one string (which would be a copy of it as large again): JSON's structure
+ * is ASCII, and no byte of a multi-byte UTF-8 character is an ASCII byte.
+ */
+function stringEnd(bytes: Buffer, start: number): number {
+  let end = bytes.indexOf(34, start + 1);
   while (end !== -1) {
     let b = end - 1;
-    while (text.charCodeAt(b) === 92) b--;
+    while (bytes[b] === 92) b--;
     if ((end - 1 - b) % 2 === 0) return end;
-    end = text.indexOf('"', end + 1);
+    end = bytes.indexOf(34, end + 1);
   }
-  return text.length;
+  return bytes.length;
 }
 
 /**
@@ -60,7 +64,7 @@ function stringEnd(text: string, start: number): number {
  * text holds is skipped at the cost of reading it. Each entry is parsed on its own later, so one
  * that is not JSON is set aside then; an answer whose brackets do not balance is refused here.
  */
-async function candidates(text: string, maxEntries: number): Promise<Map<string, Candidate>> {
+async function candidates(text: Buffer, maxEntries: number): Promise<Map<string, Candidate>> {
   const found = new Map<string, Candidate>();
   // Per open container, up to depth 3: its path, whether it is an object, the member name pending.
   const path: string[][] = [[]];
@@ -77,7 +81,7 @@ async function candidates(text: string, maxEntries: number): Promise<Map<string,
       await pace();
       stepAt = i + STEP;
     }
-    const c = text.charCodeAt(i);
+    const c = text[i] ?? 0;
     if (c === 32 || c === 9 || c === 10 || c === 13) continue;
     const inList = depth > 0 && list[depth] !== undefined;
     if (inList && entryStart[depth] === -1 && c !== 93 && c !== 44) entryStart[depth] = i;
@@ -115,7 +119,7 @@ async function candidates(text: string, maxEntries: number): Promise<Map<string,
     }
     if (c === 58 && depth > 0 && depth <= 3 && isObject[depth] && lastString) {
       try {
-        pendingKey[depth] = JSON.parse(text.slice(lastString[0], lastString[1])) as string;
+        pendingKey[depth] = JSON.parse(text.toString("utf8", lastString[0], lastString[1])) as string;
       } catch {
         pendingKey[depth] = undefined;
       }
@@ -126,6 +130,9 @@ async function candidates(text: string, maxEntries: number): Promise<Map<string,
       if (candidate) {
         push(candidate, entryStart[depth] ?? -1, i);
         entryStart[depth] = -1;
+        // The answer itself, or its `data`, is the list wherever it is one: past the bound, the rest
+        // of its entries need not be read to refuse it.
+        if (candidate.tooMany && depth <= 2) return found;
       }
       if (isObject[depth]) pendingKey[depth] = undefined;
     }
@@ -142,10 +149,10 @@ async function candidates(text: string, maxEntries: number): Promise<Map<string,
 }
 
 /** `{"code": 200, "data": null}` (nothing waiting, as MBS answers an empty success elsewhere). */
-function isEmptySuccess(text: string): boolean {
-  if (text.length > 4096) return false;
+function isEmptySuccess(bytes: Buffer): boolean {
+  if (bytes.length > 4096) return false;
   try {
-    const body = JSON.parse(text) as unknown;
+    const body = JSON.parse(bytes.toString("utf8")) as unknown;
     return typeof body === "object" && body !== null && "data" in body && body.data === null;
   } catch {
     return false;
@@ -178,7 +185,7 @@ export function waitingOf(item: unknown): WaitingInvoice {
 
 /** One entry measured, then parsed: its invoice, or why it is set aside. */
 function entryOf(
-  source: string,
+  source: Buffer,
   [from, to]: [number, number],
   index: number,
   mask: (value: unknown) => unknown,
@@ -187,7 +194,7 @@ function entryOf(
   const setAside = (reason: string): WaitingInvoice => ({ document: {}, setAside: reason });
   if (to - from > ENTRY_MAX_BYTES)
     return setAside(`${subject} is ${to - from} bytes; at most ${ENTRY_MAX_BYTES} are read`);
-  const entry = source.slice(from, to);
+  const entry = source.toString("utf8", from, to);
   const broken = brokenBound(quickScan(entry) ?? scanJson(entry), subject);
   if (broken) return setAside(broken.text);
   try {
@@ -203,7 +210,7 @@ function entryOf(
  * `mask` is applied to each parsed entry (the client's masking of its credentials).
  */
 export async function pulledList(
-  source: string,
+  source: Buffer,
   mask: (value: unknown) => unknown,
   maxEntries = PULL_MAX_ENTRIES,
 ): Promise<WaitingList> {
@@ -211,7 +218,7 @@ export async function pulledList(
   const name = PREFERENCE.find((key) => found.has(key));
   const list = name === undefined ? undefined : found.get(name);
   if (!list) {
-    if (isEmptySuccess(source)) return { length: 0, read: async () => [] };
+    if (isEmptySuccess(source)) return { length: 0, sliceEnd: (start) => start, read: async () => [] };
     throw new PullAnswerRefused(
       "without a list of invoices where one was looked for (data, data.items, data.invoices)",
     );
@@ -220,6 +227,17 @@ export async function pulledList(
   const spans = list.spans;
   return {
     length: spans.length,
+    sliceEnd(start, maxEntries, maxBytes) {
+      let end = start;
+      let bytes = 0;
+      while (end < spans.length && end - start < maxEntries) {
+        const [from, to] = spans[end] ?? [0, 0];
+        if (end > start && bytes + (to - from) > maxBytes) break;
+        bytes += to - from;
+        end++;
+      }
+      return end;
+    },
     async read(start, end) {
       const pace = pacer(TURN_MS);
       const out: WaitingInvoice[] = [];
