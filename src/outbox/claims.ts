@@ -21,6 +21,11 @@ export type ClaimHold = {
   current(tx?: Executor): Promise<HoldRow | undefined>;
   /** Whether this claimer takes the probe now: one in all the processes gets each. */
   takeProbe(now: number, tx: Executor): Promise<boolean>;
+  /**
+   * The probe taken, made outside the claim's transaction: a call of the pause's own that carries
+   * no job (no tenant's content). True when it lifted the pause.
+   */
+  probe(): Promise<boolean>;
 };
 
 /** A lease from now, for `ms`. */
@@ -30,9 +35,10 @@ export function lease(owner: string, ms: number): Lease {
 }
 
 /**
- * Due jobs, up to `limit`. While the hold stands, the kinds it pauses (deliveries, forwards) are
- * left alone but for one probe per interval among all workers: of the first of its kinds with a
- * job due (a delivery if one is due, else a forward). The other kinds (webhooks) go on.
+ * Due jobs, up to `limit`. While the hold stands, the kinds it pauses (deliveries, forwards,
+ * acknowledgements) are left alone, and no job of theirs is ever the probe: once per interval among
+ * all workers, one claimer takes the probe (`probe`: the hold's own call, for the caller to make
+ * once this transaction is over). The other kinds (webhooks) go on.
  */
 export async function claimAroundHold(
   deps: {
@@ -42,16 +48,12 @@ export async function claimAroundHold(
   claim: Lease,
   limit: number,
   tx: Executor,
-): Promise<OutboxJob[]> {
+): Promise<{ jobs: OutboxJob[]; probe: boolean }> {
   const { outbox, hold } = deps;
-  if ((await hold.current(tx)) === undefined) return outbox.claimDue(claim, limit, tx);
+  if ((await hold.current(tx)) === undefined)
+    return { jobs: await outbox.claimDue(claim, limit, tx), probe: false };
   const jobs = await outbox.claimDue(claim, limit, tx, { except: hold.kinds });
-  if (jobs.length >= limit || !(await hold.takeProbe(Date.now(), tx))) return jobs;
-  for (const kind of hold.kinds) {
-    const probe = await outbox.claimDue(claim, 1, tx, { only: [kind] });
-    if (probe.length > 0) return [...jobs, ...probe];
-  }
-  return jobs;
+  return { jobs, probe: await hold.takeProbe(Date.now(), tx) };
 }
 
 /**

@@ -58,6 +58,8 @@ export function outboxService(deps: {
 }) {
   const { outbox, write, handlers, settings, hold } = deps;
   const { settle } = outboxSettler({ outbox, write, settings });
+  /** The authority hold's probe under way in this process, if any. */
+  let probing: Promise<void> | undefined;
 
   async function process(
     job: OutboxJob,
@@ -81,9 +83,29 @@ export function outboxService(deps: {
     ...outboxQueue(outbox),
     settings,
     process,
-    /** Due jobs, up to `limit`, around the authority hold (claimAroundHold). */
-    claimDue: (owner: string, limit: number) =>
-      write((tx) => claimAroundHold({ outbox, hold }, lease(owner, settings.leaseMs), limit, tx)),
+    /**
+     * Due jobs, up to `limit`, around the authority hold (claimAroundHold). The claimer that took
+     * the hold's probe starts it once the claim's transaction is over (a call holds no lock), and
+     * does not wait for it: the jobs it claimed start now. A probe that lifts the hold makes the
+     * jobs it paused due at the next claim.
+     */
+    async claimDue(owner: string, limit: number): Promise<OutboxJob[]> {
+      const { jobs, probe } = await write((tx) =>
+        claimAroundHold({ outbox, hold }, lease(owner, settings.leaseMs), limit, tx),
+      );
+      // Its own failures are answers (unanswered: the next interval asks again); only writing its
+      // outcome can fail, and then the hold stands as it was until the next one.
+      const over = () => {
+        probing = undefined;
+      };
+      if (probe && !probing) probing = hold.probe().then(over, over);
+      return jobs;
+    },
+    /** Gives back what `owner` claimed and did not start, once a probe under way has ended. */
+    release: async (owner: string) => {
+      await probing;
+      return write((tx) => outbox.release(owner, tx));
+    },
     /**
      * Due jobs of one kind, up to `limit`, to be run by the caller (`invoices pull --wait`): none of
      * a kind the authority hold pauses while it stands.
@@ -94,7 +116,6 @@ export function outboxService(deps: {
         return outbox.claimDue(lease(owner, settings.leaseMs), limit, tx, { only: [kind] });
       });
     },
-    release: (owner: string) => write((tx) => outbox.release(owner, tx)),
 
     /**
      * Tries the delivery at once, within `waitMs`: claims the job and runs it, or, when another

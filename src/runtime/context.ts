@@ -52,6 +52,7 @@ import { reportService } from "../reports/report-service.ts";
 import { acknowledgementHandler } from "../transmission/acknowledgement.ts";
 import { builtinAuthority } from "../transmission/authority/builtin.ts";
 import type { AuthorityConnector } from "../transmission/authority/connector.ts";
+import { credentialProbe, probedAuthority } from "../transmission/authority/credential-probe.ts";
 import { httpAuthority } from "../transmission/authority/http.ts";
 import { mbsAuthority } from "../transmission/authority/mbs.ts";
 import { authorityHold, authorityHoldRepository } from "../transmission/authority-hold.ts";
@@ -107,11 +108,23 @@ function keyMaterial(config: Config) {
 }
 
 /** The connector of the configured authority. */
-function authorityOf(config: Config): AuthorityConnector {
+function connectorOf(config: Config): AuthorityConnector {
   const authority = config.authority;
   if (authority.kind === "http") return httpAuthority(authority);
   if (authority.kind === "mbs") return mbsAuthority(authority);
   return builtinAuthority();
+}
+
+/**
+ * The connector, with its answers that read as a refused credential judged by its content-free
+ * probe (credential-probe.ts), and the probe, for the authority hold. The builtin authority has no
+ * credential, and no probe.
+ */
+function authorityOf(config: Config) {
+  const connector = connectorOf(config);
+  if (!connector.probe) return { authority: connector, probe: undefined };
+  const probe = credentialProbe({ probe: connector.probe, timeoutMs: config.outbox.deliveryTimeoutMs });
+  return { authority: probedAuthority(connector, probe), probe };
 }
 
 /**
@@ -135,7 +148,8 @@ function outboxOf(
   const outbox = outboxRepository(db);
   const queue = outboxQueue(outbox);
   const notifier = webhookNotifier({ outbox: queue, webhooks: webhooksRepo });
-  const authority = authorityOf(config);
+  const { authority, probe } = authorityOf(config);
+  const write = outboxWrite(db);
   const inboxRepo = inboxRepository(db);
   const inbox = inboxService({
     db,
@@ -166,10 +180,12 @@ function outboxOf(
     holds: authorityHoldRepository(db),
     authority: authority.name,
     probeMs: config.authorityProbeMs,
+    probe,
+    write,
   });
   const transmission = outboxService({
     outbox,
-    write: outboxWrite(db),
+    write,
     hold,
     handlers: {
       delivery: deliveryHandler({ invoices: lifecycle.delivery, authority, hold }),

@@ -3,7 +3,9 @@ import type { AuthorityHoldTable } from "../db/schema.ts";
 import { iso } from "../outbox/attempts.ts";
 import { messageOf } from "../outbox/failure.ts";
 import { failedWith, type Verdict } from "../outbox/verdict.ts";
+import type { Write } from "../outbox/write.ts";
 import { DeliveryError } from "./authority/connector.ts";
+import type { CredentialProbe } from "./authority/credential-probe.ts";
 
 export type AuthorityHoldRow = Omit<AuthorityHoldTable, "probes"> & { probes: number };
 
@@ -48,16 +50,28 @@ export function authorityHoldRepository(db: Db) {
 export type AuthorityHoldRepository = ReturnType<typeof authorityHoldRepository>;
 
 /**
- * The pause of every delivery and forward to an authority that refused this service's credential
- * (the MBS spec, section 7: "configuration hold … do not spend the retry budget per invoice"). One
- * refusal opens it; from then on no worker claims those jobs but one, every `probeMs`, as a probe;
- * the first answer that is not a credential refusal closes it, and the jobs resume at once. The
- * hold is a row, so every process pauses and probes as one; what this process knows of it is a
- * cache refreshed at each claim, used only to skip the close when there is nothing to close. The
- * outbox's claim sees it through its narrow ClaimHold (the kinds it pauses, `current`, `takeProbe`).
+ * The pause of every delivery, forward and acknowledgement to an authority that refused this
+ * service's credential (the MBS spec, section 7: "configuration hold … do not spend the retry budget
+ * per invoice"). It pauses every tenant, so it opens only on evidence that carries no tenant's
+ * content: the connector's content-free probe refused (credential-probe.ts judges a tenant's call
+ * answered as a refused credential by asking it). From then on no worker claims those jobs; one
+ * claimer every `probeMs` asks the probe again, and not a tenant's job: passed, the hold closes and
+ * the jobs resume at once; refused, it stands; no answer, it stands. A delivery done meanwhile (its
+ * call was on its way when the hold opened) closes it too: the credential passed. The hold is a
+ * row, so every process pauses and probes as one; what this process knows of it is a cache
+ * refreshed at each claim, used only to skip the close when there is nothing to close. The outbox's
+ * claim sees it through its narrow ClaimHold (the kinds it pauses, `current`, `takeProbe`, `probe`).
  */
-export function authorityHold(deps: { holds: AuthorityHoldRepository; authority: string; probeMs: number }) {
-  const { holds, authority, probeMs } = deps;
+export function authorityHold(deps: {
+  holds: AuthorityHoldRepository;
+  authority: string;
+  probeMs: number;
+  /** The connector's probe; none for an authority without credentials (builtin): nothing to refuse. */
+  probe: Pick<CredentialProbe, "fresh"> | undefined;
+  /** How the probe's outcome is written, outside any claim's transaction. */
+  write: Write;
+}) {
+  const { holds, authority, probeMs, probe, write } = deps;
   let seen = false;
 
   /** The authority refused the credential: held, the next probe one interval from now. */
@@ -66,7 +80,7 @@ export function authorityHold(deps: { holds: AuthorityHoldRepository; authority:
     await holds.open({ authority, since: at, reason, next_probe_at: iso(Date.parse(at) + probeMs) }, tx);
   }
 
-  /** An answer that was not a credential refusal: whatever hold there is, it is over. */
+  /** The credential passed: whatever hold there is, it is over. */
   async function passed(tx: Executor): Promise<void> {
     if (!seen) return;
     await holds.close(authority, tx);
@@ -86,16 +100,30 @@ export function authorityHold(deps: { holds: AuthorityHoldRepository; authority:
     },
     /** Whether this claimer takes the probe now (the hold is due one). */
     takeProbe: (now: number, tx: Executor) => holds.takeProbe(authority, iso(now), iso(now + probeMs), tx),
-    refused,
+    /**
+     * The probe this claimer took: the content-free call, outside any transaction. True when it
+     * passed and the hold is closed (the jobs it paused are due now).
+     */
+    async probe(): Promise<boolean> {
+      const said = probe ? await probe.fresh() : ({ outcome: "passed" } as const);
+      if (said.outcome === "passed") {
+        await write((tx) => holds.close(authority, tx));
+        seen = false;
+        return true;
+      }
+      // Its latest words, for the operator; the hold keeps its start and its next probe.
+      if (said.outcome === "refused") await write((tx) => refused(said.message, iso(Date.now()), tx));
+      return false;
+    },
     passed,
     /**
-     * What a failed attempt tells of the hold: a credential refusal opens it, any other answer of
-     * the authority closes it; a failure without one (the network, a time limit) tells nothing.
+     * What a failed attempt tells of the hold: a refused credential, as a call without a tenant's
+     * content proved it (the probe, credential-probe.ts), opens it, its reason that call's words. No
+     * other failure closes it: a refusal of a request's content (MBS checks some requests before the
+     * credential [recorded]) or a 5xx says nothing of the credential.
      */
     async failed(err: unknown, at: string, tx: Executor): Promise<void> {
-      if (!(err instanceof DeliveryError)) return;
-      if (err.credential) await refused(err.message, at, tx);
-      else if (err.answer) await passed(tx);
+      if (err instanceof DeliveryError && err.credential) await refused(err.message, at, tx);
     },
   };
 }

@@ -39,8 +39,12 @@ export class DeliveryError extends JobFailure {
   readonly answer?: AuthorityAnswer;
   readonly hold?: "configuration" | "buyer";
   /**
-   * The authority refused this service's credential: every delivery and forward to it would be
-   * refused alike, so the outbox pauses them all and probes (authority-hold.ts), not each invoice.
+   * The authority answered as it answers a refused credential (401, 403, MBS's credential 400).
+   * Every delivery and forward would then be refused alike, so the outbox pauses them all and
+   * probes (authority-hold.ts), not each invoice: but only on evidence that carries no tenant's
+   * content. A call that carried a tenant's content (a document, an IRN) is answered so by what
+   * stands in front of the authority too (a web firewall refusing a note), so such an answer is
+   * judged by the connector's content-free `probe` before it means this (credential-probe.ts).
    */
   readonly credential: boolean;
   constructor(
@@ -98,12 +102,27 @@ export type ReceiptsConnector = {
 };
 
 /**
+ * What a content-free call that needs the credential says of it: it passed (the credential works),
+ * it was refused as a credential is (401, 403, MBS's credential 400: `message` says so, in the
+ * authority's words about that call alone), or nothing can be told (no answer, a 5xx, a time limit).
+ */
+export type ProbeAnswer =
+  | { outcome: "passed" }
+  | { outcome: "refused"; message: string }
+  | { outcome: "unanswered"; message: string };
+
+/**
  * Where a signed invoice goes to be fiscalized. Delivery must be idempotent on the IRN: the outbox
  * retries after ambiguous failures, so the same invoice may arrive twice and is fiscalized once.
  */
 export type AuthorityConnector = {
   name: string;
   deliver(delivery: Delivery, signal: AbortSignal): Promise<Receipt>;
+  /**
+   * Connectors with credentials ask the authority one call that needs them and carries no tenant's
+   * content: the only evidence a refused credential is judged on (credential-probe.ts).
+   */
+  probe?: (signal: AbortSignal) => Promise<ProbeAnswer>;
   /**
    * Connectors whose authority also keeps payment statuses and VAT reports (MBS) forward them; the
    * others keep them here only. Each must be idempotent: the outbox repeats after ambiguous failures.

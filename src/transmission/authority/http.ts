@@ -1,8 +1,62 @@
 import canonicalize from "canonicalize";
 import { isRedirect, redirectOf } from "../../redirects.ts";
-import { type AuthorityConnector, type Delivery, DeliveryError, type Receipt } from "./connector.ts";
+import {
+  type AuthorityConnector,
+  type Delivery,
+  DeliveryError,
+  type ProbeAnswer,
+  type Receipt,
+} from "./connector.ts";
 
 type Envelope = { status?: boolean; code?: number; message?: string; data?: unknown; error?: unknown };
+
+/**
+ * The credential's probe: the API's health check, `GET /`. It carries no tenant's content and
+ * needs the credential: every endpoint of the API answers 401 without valid ones, the health check
+ * included (its liveness and readiness checks need none, so they could not tell).
+ */
+export const HTTP_PROBE_PATH = "/";
+
+/** An upstream's answer: its status, its envelope, or (not JSON: a proxy's page) its text, bounded. */
+type Answer = { status: number; envelope: Envelope; page?: string };
+
+// 409: an earlier attempt with the same key is still being processed there.
+const transient = (status: number) => status === 408 || status === 409 || status === 429 || status >= 500;
+// What a refused credential is answered with; judged by the probe before it pauses anyone.
+const credentialLike = (status: number) => status === 401 || status === 403;
+
+function describe({ status, envelope, page }: Answer): string {
+  const details = (envelope.error as { details?: unknown } | undefined)?.details;
+  const words = `${envelope.message ?? ""}${typeof details === "string" ? `: ${details}` : ""}`;
+  return `upstream answered ${status} ${page === undefined ? words : JSON.stringify(page)}`.trim();
+}
+
+/** The failure of a call that did not succeed, by its status. */
+function failure(answer: Answer): DeliveryError {
+  if (!credentialLike(answer.status)) return new DeliveryError(describe(answer), !transient(answer.status));
+  return new DeliveryError(describe(answer), false, {
+    answer: { status: answer.status },
+    hold: "configuration",
+    credential: true,
+  });
+}
+
+/** The answer's body: its envelope, or the text of a body that is not JSON, bounded. */
+async function bodyOf(response: Response): Promise<Pick<Answer, "envelope" | "page">> {
+  let text: string;
+  try {
+    text = await response.text();
+  } catch {
+    // The answer was cut off: its status is all there is.
+    return { envelope: {} };
+  }
+  try {
+    return { envelope: (JSON.parse(text) ?? {}) as Envelope };
+  } catch {
+    // Not JSON (a proxy's or a firewall's page): kept, bounded, for the people who read the error.
+    return text === "" ? { envelope: {} } : { envelope: {}, page: text.slice(0, 200) };
+  }
+}
 
 /**
  * An upstream API of the same shape (the national platform, or another instance of this service).
@@ -46,27 +100,22 @@ export function httpAuthority(options: {
       await response.body?.cancel();
       throw new DeliveryError(`upstream answered a redirect: ${redirectOf(response)}`);
     }
-    let envelope: Envelope = {};
-    try {
-      envelope = (await response.json()) as Envelope;
-    } catch {
-      // A body that is not JSON (a proxy's error page) says nothing more than the status.
-    }
     // An upstream of this service's version replays the answer of an earlier attempt with the key.
     return {
       status: response.status,
-      envelope,
+      ...(await bodyOf(response)),
       replayed: response.headers.get("idempotent-replayed") === "true",
     };
   }
 
-  // 409: an earlier attempt with the same key is still being processed there.
-  const transient = (status: number) =>
-    status === 401 || status === 403 || status === 408 || status === 409 || status === 429 || status >= 500;
-  const describe = (status: number, envelope: Envelope) => {
-    const details = (envelope.error as { details?: unknown } | undefined)?.details;
-    return `upstream answered ${status} ${envelope.message ?? ""}${typeof details === "string" ? `: ${details}` : ""}`.trim();
-  };
+  async function probe(signal: AbortSignal): Promise<ProbeAnswer> {
+    const answer = await call("GET", HTTP_PROBE_PATH, signal);
+    if (answer.status === 200) return { outcome: "passed" };
+    const message = `credential probe (health check): ${describe(answer)}`;
+    return credentialLike(answer.status)
+      ? { outcome: "refused", message }
+      : { outcome: "unanswered", message };
+  }
 
   async function receipt(irn: string, signal: AbortSignal): Promise<Receipt> {
     const lookup = await call("GET", `/api/v1/einvoice/lookup/${encodeURIComponent(irn)}`, signal);
@@ -81,16 +130,14 @@ export function httpAuthority(options: {
   async function reconcile(delivery: Delivery, signal: AbortSignal): Promise<Receipt> {
     const path = `/api/v1/einvoice/${encodeURIComponent(delivery.irn)}`;
     const held = await call("GET", path, signal);
-    if (held.status !== 200)
-      throw new DeliveryError(describe(held.status, held.envelope), !transient(held.status));
+    if (held.status !== 200) throw failure(held);
     const record = (held.envelope.data ?? {}) as { document?: unknown; status?: unknown };
     if (canonicalize(record.document) !== canonicalize(delivery.document)) {
       throw new DeliveryError(`upstream holds IRN ${delivery.irn} with a different document`, true);
     }
     if (record.status !== "TRANSMITTED") {
       const sent = await call("GET", `/api/v1/einvoice/transmit/${encodeURIComponent(delivery.irn)}`, signal);
-      if (sent.status !== 200)
-        throw new DeliveryError(describe(sent.status, sent.envelope), !transient(sent.status));
+      if (sent.status !== 200) throw failure(sent);
     }
     return receipt(delivery.irn, signal);
   }
@@ -110,7 +157,8 @@ export function httpAuthority(options: {
       if (sent.status === 400 && sent.envelope.message === "IRN already exists.")
         return reconcile(delivery, signal);
       if (sent.status === 503 && sent.replayed) return reconcile(delivery, signal);
-      throw new DeliveryError(describe(sent.status, sent.envelope), !transient(sent.status));
+      throw failure(sent);
     },
+    probe,
   };
 }

@@ -1,8 +1,15 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import canonicalize from "canonicalize";
-import type { AuthorityConnector, ForwardedMessage, Receipt } from "./connector.ts";
+import type { AuthorityConnector, ForwardedMessage, ProbeAnswer, Receipt } from "./connector.ts";
 import { DeliveryError } from "./connector.ts";
-import { classify, describe, failureOf, isObject, type MbsAnswer } from "./mbs-answers.ts";
+import {
+  classify,
+  describe,
+  failureOf,
+  isCredentialRefusal,
+  isObject,
+  type MbsAnswer,
+} from "./mbs-answers.ts";
 import { type MbsClient, type MbsSettings, mbsClient } from "./mbs-client.ts";
 import { mbsDocument, mbsPaymentUpdate, mbsVatReports } from "./mbs-mapping.ts";
 import { mbsReceipts } from "./mbs-receipts.ts";
@@ -81,6 +88,27 @@ async function vatReport(
     throw failureOf("vat/postPayment", documented, again);
   }
   throw failureOf("vat/postpayment", live, verdict);
+}
+
+/**
+ * The credential's probe: entity search, one entry of the first page ([doc] paged by `page` and
+ * `size`). It needs the credential and carries no tenant's content: [recorded] MBS answered a
+ * placeholder credential on entity search with its credential 400 ("unable to validate api key"),
+ * while the reference lists (`resources/*`) and the health check answered without any credential,
+ * so their answers cannot tell a refused credential from a good one. A fixed, valid query and no id:
+ * MBS answered a malformed entity id before it checked the credential [recorded]. What it lists is
+ * not kept.
+ */
+export const PROBE_PATH = "/api/v1/entity?page=1&size=1";
+const PROBE_STEP = "credential probe (entity search)";
+
+async function probeOf(client: MbsClient, signal: AbortSignal): Promise<ProbeAnswer> {
+  const answer = await client.call(PROBE_STEP, "GET", PROBE_PATH, signal);
+  if (classify(answer).kind === "ok") return { outcome: "passed" };
+  // A 403 too: to a call without content, a firewall refusing this service refuses every call.
+  if (isCredentialRefusal(answer)) return { outcome: "refused", message: describe(PROBE_STEP, answer) };
+  // A 5xx, a proxy's page, a no-route 404: nothing said of the credential.
+  return { outcome: "unanswered", message: describe(PROBE_STEP, answer) };
 }
 
 /** What `confirm` says of an IRN: held there, not held, or no answer worth acting on (thrown). */
@@ -203,5 +231,6 @@ export function mbsAuthority(settings: MbsSettings): AuthorityConnector {
     },
     forward,
     receipts: mbsReceipts(client, settings.pullConfirmed),
+    probe: (signal) => probeOf(client, signal),
   };
 }
