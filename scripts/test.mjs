@@ -50,6 +50,7 @@ const LAYERS = {
       "test/http/xml.test.ts",
       "test/inbox/received-checks.test.ts",
       "test/invoices/payments/payment-decision.test.ts",
+      "test/invoices/records/pdf-bounds.test.ts",
       "test/invoices/transitions.test.ts",
       "test/invoices/validation/rules.test.ts",
       "test/reference/lgas.test.ts",
