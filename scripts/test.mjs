@@ -72,6 +72,7 @@ const LAYERS = {
       "test/crypto/signatures.test.ts",
       "test/dashboard/dashboard.test.ts",
       "test/dashboard/inbox-pages.test.ts",
+      "test/dashboard/long-documents.test.ts",
       "test/http/",
       "test/idempotency/idempotency.test.ts",
       "test/inbox/",

@@ -4,6 +4,7 @@ import { currencyDigits } from "../invoices/validation/rules/money.ts";
 import { PAYMENT_STATUSES } from "../reference/data.ts";
 import type { InvoiceFilter } from "./dashboard-repository.ts";
 import type { DashboardService } from "./dashboard-service.ts";
+import { documentSection } from "./document-view.ts";
 import { type Html, html } from "./html.ts";
 
 export { STYLE } from "./style.ts";
@@ -290,7 +291,8 @@ function requeueForm(irn: string, back: "invoice" | "outbox"): Html {
   <input type="hidden" name="back" value="${back}"><button>Re-queue</button></form>`;
 }
 
-export function invoicePage(data: Data<"invoice">, notice?: string): Html {
+/** `line`: the first of the document's lines to show (`?line=`). */
+export function invoicePage(data: Data<"invoice">, notice?: string, line?: number): Html {
   const { record: r, qr, jobs } = data;
   const currency = r.document.document_currency_code;
   const digits = currencyDigits(currency);
@@ -346,8 +348,7 @@ ${
       )}</tbody>
 </table>`
 }
-<h2>Document</h2>
-<pre class="document">${JSON.stringify(r.document, null, 2)}</pre>`,
+${documentSection(r.document, line, (at) => `/dashboard/invoices/${encodeURIComponent(r.irn)}?line=${at}`)}`,
     notice,
   );
 }
