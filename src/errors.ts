@@ -58,6 +58,11 @@ export const DOMAIN_CODES = [
   "form_refused",
   "signed_out",
   "payload_too_large",
+  /**
+   * A stored or received invoice whose PDF is not rendered: more lines (or characters) than a signed
+   * invoice may have, or its rendering outgrew the PDF thread's memory. The request was fine.
+   */
+  "too_large_to_print",
   "unsupported_media_type",
   "rate_limited",
   /** A business's messages waiting for the authority are as many as it may have: retry later. */

@@ -3,7 +3,7 @@ import { DomainError } from "../errors.ts";
 import type { InboxFilter } from "../inbox/inbox-repository.ts";
 import type { DashboardService } from "./dashboard-service.ts";
 import { inboxPage, RECEIVED_STATUSES, receivedPage } from "./inbox-views.ts";
-import { config, DASHBOARD, type DashboardApp, Done, notice, oneOf, PAGE, send } from "./page.ts";
+import { config, DASHBOARD, type DashboardApp, DocumentQuery, notice, oneOf, PAGE, send } from "./page.ts";
 
 const BusinessParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
 const ReceivedParams = Type.Object({
@@ -57,10 +57,11 @@ export function inboxPages(
 
   app.get(
     `${DASHBOARD}/businesses/:id/inbox/:irn`,
-    { schema: { ...PAGE, params: ReceivedParams, querystring: Done }, config: config("received") },
+    { schema: { ...PAGE, params: ReceivedParams, querystring: DocumentQuery }, config: config("received") },
     async (request, reply) => {
       const { id, irn } = request.params;
-      return send(reply, receivedPage(await dashboard.receivedInvoice(id, irn), notice(request.query.done)));
+      const { done, line } = request.query;
+      return send(reply, receivedPage(await dashboard.receivedInvoice(id, irn), notice(done), line));
     },
   );
 

@@ -1,4 +1,6 @@
 import type { InboxFilter } from "../inbox/inbox-repository.ts";
+import { printRefusal } from "../invoices/records/pdf/bounds.ts";
+import { documentSection } from "./document-view.ts";
 import { type Html, html } from "./html.ts";
 import { badge, businessLink, type Data, historyTable, options, page, when } from "./views.ts";
 
@@ -104,9 +106,14 @@ function decide(businessId: string, irn: string): Html {
 </div>`;
 }
 
-/** One received invoice: supplier, amounts, status, what the checks found, the history, the document. */
-export function receivedPage(data: Data<"receivedInvoice">, notice?: string): Html {
+/**
+ * One received invoice: supplier, amounts, status, what the checks found, the history, the document
+ * (its lines a page at a time, from `line`).
+ */
+export function receivedPage(data: Data<"receivedInvoice">, notice?: string, line?: number): Html {
   const { business: b, record: r } = data;
+  // What the PDF route would refuse, said here instead of behind a link (bounds.ts).
+  const refusal = printRefusal(r.document);
   return page(
     r.irn,
     "businesses",
@@ -124,7 +131,7 @@ export function receivedPage(data: Data<"receivedInvoice">, notice?: string): Ht
   ${r.reason === null ? "" : html`<dt>Reason</dt><dd id="reason">${r.reason}</dd>`}
   <dt>Received</dt><dd>${when(r.received_at)}</dd>
   <dt>Decided</dt><dd>${when(r.decided_at)}</dd>
-  <dt>PDF</dt><dd><a href="${receivedOf(b.id, r.irn)}/pdf">Download the PDF</a></dd>
+  <dt>PDF</dt><dd>${refusal ? html`<span class="muted" id="pdf-refused">Not printed: ${refusal}</span>` : html`<a href="${receivedOf(b.id, r.irn)}/pdf">Download the PDF</a>`}</dd>
 </dl>
 ${r.status === "RECEIVED" ? decide(b.id, r.irn) : ""}
 <h2>Amounts</h2>
@@ -141,8 +148,7 @@ ${
 }
 <h2>History</h2>
 ${historyTable(r.history)}
-<h2>Document</h2>
-<pre class="document">${JSON.stringify(r.document, null, 2)}</pre>`,
+${documentSection(r.document, line, (at) => `${receivedOf(b.id, r.irn)}?line=${at}`)}`,
     notice,
   );
 }

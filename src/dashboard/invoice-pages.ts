@@ -2,7 +2,17 @@ import { Type } from "typebox";
 import { INVOICE_STATUSES } from "../invoices/lifecycle.ts";
 import { PAYMENT_STATUSES } from "../reference/data.ts";
 import type { DashboardService } from "./dashboard-service.ts";
-import { config, DASHBOARD, type DashboardApp, Done, notice, oneOf, PAGE, send } from "./page.ts";
+import {
+  config,
+  DASHBOARD,
+  type DashboardApp,
+  DocumentQuery,
+  Done,
+  notice,
+  oneOf,
+  PAGE,
+  send,
+} from "./page.ts";
 import { invoicePage, invoicesPage, outboxPage } from "./views.ts";
 
 const IrnParams = Type.Object({ irn: Type.String({ minLength: 1, maxLength: 100 }) });
@@ -50,9 +60,16 @@ export function invoicePages(
 
   app.get(
     `${DASHBOARD}/invoices/:irn`,
-    { schema: { ...PAGE, params: IrnParams, querystring: Done }, config: config("invoice") },
+    { schema: { ...PAGE, params: IrnParams, querystring: DocumentQuery }, config: config("invoice") },
     async (request, reply) =>
-      send(reply, invoicePage(await dashboard.invoice(request.params.irn), notice(request.query.done))),
+      send(
+        reply,
+        invoicePage(
+          await dashboard.invoice(request.params.irn),
+          notice(request.query.done),
+          request.query.line,
+        ),
+      ),
   );
 
   app.post(

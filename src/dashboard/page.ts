@@ -17,6 +17,11 @@ export const config = (handler: string) => ({ handler: `dashboard.${handler}`, p
 /** One message naming the allowed values, where a union of literals would give one per value. */
 export const oneOf = <const T extends string>(values: readonly T[]) => Type.Enum([...values]);
 export const Done = Type.Object({ done: Type.Optional(oneOf(Object.keys(NOTICES))) });
+/** An invoice's page: a notice, and the first of its document's lines to show (document-view.ts). */
+export const DocumentQuery = Type.Object({
+  ...Done.properties,
+  line: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000_000 })),
+});
 
 export const send = (reply: FastifyReply, page: Html, status = 200) =>
   reply.code(status).type("text/html; charset=utf-8").send(page.text);

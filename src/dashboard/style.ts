@@ -40,6 +40,8 @@ form { margin: 0; } form.actions { margin-top: 12px; }
 .qr { margin: 0; text-align: center; color: var(--muted); font-size: 12px; }
 .qr img { display: block; background: #fff; border: 1px solid var(--line); }
 .document { background: #fff; border: 1px solid var(--line); padding: 12px; overflow: auto; max-height: 480px; font-size: 12px; }
+pre.line { margin: 0; font-size: 12px; white-space: pre-wrap; word-break: break-all; }
+.pager { display: flex; gap: 16px; }
 .badge { display: inline-block; padding: 1px 8px; border-radius: 10px; font-size: 12px; background: #eef2f6; }
 .badge-transmitted, .badge-paid, .badge-active, .badge-done { background: #dcfae6; color: #085d3a; }
 .badge-transmission_failed, .badge-rejected, .badge-failed, .badge-revoked { background: #fee4e2; color: var(--alarm); }

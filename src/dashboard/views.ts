@@ -4,6 +4,7 @@ import { currencyDigits } from "../invoices/validation/rules/money.ts";
 import { PAYMENT_STATUSES } from "../reference/data.ts";
 import type { InvoiceFilter } from "./dashboard-repository.ts";
 import type { DashboardService } from "./dashboard-service.ts";
+import { documentSection } from "./document-view.ts";
 import { type Html, html } from "./html.ts";
 
 export { STYLE } from "./style.ts";
@@ -113,7 +114,7 @@ function outboxTable(stats: Data<"overview">["outbox"]): Html {
 /** The authority refuses our credential: every delivery waits on the probe (authority-hold.ts). */
 function holdBanner(hold: Data<"overview">["hold"]): Html {
   if (!hold) return html``;
-  return html`<div class="card alarm" id="authority-hold" role="alert"><div><strong>Deliveries to ${hold.authority} are paused</strong> since ${when(hold.since)}: it refuses this service's credentials. One delivery is tried as a probe at a time (next: ${when(hold.next_probe_at)}, ${hold.probes} so far); all resume once one passes. Fix the credentials in the environment.<br><span class="muted">${hold.reason}</span></div></div>`;
+  return html`<div class="card alarm" id="authority-hold" role="alert"><div><strong>Deliveries to ${hold.authority} are paused</strong> since ${when(hold.since)}: it refuses this service's credentials. A call that carries no invoice asks whether the credentials are accepted again (next: ${when(hold.next_probe_at)}, ${hold.probes} so far); all deliveries resume once it passes. Fix the credentials in the environment.<br><span class="muted">${hold.reason}</span></div></div>`;
 }
 
 export function overviewPage(data: Data<"overview">): Html {
@@ -290,7 +291,8 @@ function requeueForm(irn: string, back: "invoice" | "outbox"): Html {
   <input type="hidden" name="back" value="${back}"><button>Re-queue</button></form>`;
 }
 
-export function invoicePage(data: Data<"invoice">, notice?: string): Html {
+/** `line`: the first of the document's lines to show (`?line=`). */
+export function invoicePage(data: Data<"invoice">, notice?: string, line?: number): Html {
   const { record: r, qr, jobs } = data;
   const currency = r.document.document_currency_code;
   const digits = currencyDigits(currency);
@@ -346,8 +348,7 @@ ${
       )}</tbody>
 </table>`
 }
-<h2>Document</h2>
-<pre class="document">${JSON.stringify(r.document, null, 2)}</pre>`,
+${documentSection(r.document, line, (at) => `/dashboard/invoices/${encodeURIComponent(r.irn)}?line=${at}`)}`,
     notice,
   );
 }

@@ -35,6 +35,9 @@ export const ERROR_STATUS: Record<DomainCode, number> = {
   form_refused: 403,
   signed_out: 401,
   payload_too_large: 413,
+  // Not 413, which says the request's own content is too large: this GET has none, and no retry
+  // or smaller request can change the invoice it names. 422: understood, and refused for good.
+  too_large_to_print: 422,
   unsupported_media_type: 415,
   rate_limited: 429,
   forward_queue_full: 429,

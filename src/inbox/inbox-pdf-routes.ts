@@ -1,12 +1,19 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { clientGone } from "../http/client-gone.ts";
 import { sendPdf } from "../http/envelope.ts";
-import { pdfResponses } from "../http/openapi.ts";
+import { errorResponses, pdfResponses } from "../http/openapi.ts";
 import type { InvoicePdfs, ReceivedDocuments } from "../invoices/records/pdf/service.ts";
 import { InboxIrnParams } from "./inbox-route-schemas.ts";
 
 const PREFIX = "/api/v1/einvoice/inbox";
 const BY_IRN = [400, 401, 404, 429, 503];
+
+/** A received document is whatever the supplier sent: one too large to print is refused before rendering. */
+const TOO_LARGE = {
+  ...errorResponses([422])[422],
+  description:
+    "the received invoice is too large to print (more lines, or more characters of JSON, than a signed invoice may have, or its rendering outgrew the PDF thread's memory); `error.details` gives its count and the bound. Its document is served whole by `GET /api/v1/einvoice/inbox/{irn}`",
+};
 
 /**
  * A received invoice's PDF: the same A4 layout as a signed invoice's, from the document as received,
@@ -27,7 +34,7 @@ export function inboxPdfRoutes(deps: {
             "A received invoice as an A4 PDF: the supplier's document as received, where it came from and its status",
           tags: ["inbox"],
           params: InboxIrnParams,
-          response: pdfResponses("the received invoice, application/pdf", BY_IRN),
+          response: { ...pdfResponses("the received invoice, application/pdf", BY_IRN), 422: TOO_LARGE },
         },
         config: { handler: "inbox.pdf", failureMessage: "Failed to fetch invoice" },
       },

@@ -87,6 +87,10 @@ const failures = {
   time: (ms: number): Failure => ({ kind: "time", message: `no answer within ${ms} ms`, ms }),
 };
 
+/** True when the job's thread stopped on reaching its `resourceLimits`: the job outgrew them. */
+export const outOfMemory = (failure: Failure): boolean =>
+  (failure.error as NodeJS.ErrnoException | undefined)?.code === "ERR_WORKER_OUT_OF_MEMORY";
+
 /** A failure in general words, for a pool that has none of its own. */
 export class ThreadFailure extends Error {
   constructor(readonly failure: Failure) {

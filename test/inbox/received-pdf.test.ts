@@ -8,7 +8,7 @@ import { readBarcodes } from "zxing-wasm/reader";
 import { PdfRendererBusy } from "../../src/invoices/records/pdf/pool.ts";
 import { invoicePdfs } from "../../src/invoices/records/pdf/service.ts";
 import { loadQrDecoder } from "../../src/qr/qr-image-decoder.ts";
-import { build, fixture, freshInvoice, type Json, type Tenant, tempDir, tenant } from "../helpers.ts";
+import { build, fixture, freshInvoice, type Json, listen, type Tenant, tempDir, tenant } from "../helpers.ts";
 
 const run = promisify(execFile);
 const API = "/api/v1/einvoice";
@@ -226,4 +226,80 @@ test("a received PDF is rendered in the buyer's share of the PDF queue: refused 
     return true;
   });
   assert.deepEqual(calls, ["admit b-1"]);
+});
+
+/**
+ * Milliseconds this process's main thread has spent runnable but waiting for a CPU, as Linux counts
+ * them (schedstat's run delay): what a loaded machine adds to a wait, taken off so that the bounds
+ * below are on the service's own work (as in test/security/hostile.test.ts). 0 without /proc.
+ */
+function cpuWaitMs(): number {
+  try {
+    const stat = fs.readFileSync(`/proc/${process.pid}/task/${process.pid}/schedstat`, "utf8");
+    return Number(stat.split(" ")[1]) / 1e6;
+  } catch {
+    return 0;
+  }
+}
+
+test("a received invoice of 100,000 lines: its PDF is refused before rendering (422, with the count and the bound) at once, /healthz answers meanwhile, and the next PDF renders", {
+  timeout: 120_000,
+}, async (t) => {
+  const { ctx, url } = await listen(t);
+  const buyer = await tenant(ctx, { tin: "31845560-0001" });
+  const huge = fromSupplier(buyer);
+  const line = (huge.invoice_line as Json[])[0] as Json;
+  huge.invoice_line = Array.from({ length: 100_000 }, (_, i) => ({ ...line, item: { name: `Item ${i}` } }));
+  const normal = fromSupplier(buyer);
+  const receipt = await ctx.inbox.receive([{ document: huge }, { document: normal }], "mbs", "test");
+  assert.equal(receipt.stored.length, 2, JSON.stringify(receipt));
+  const pdfOf = (doc: Json) => fetch(`${url}${API}/inbox/${String(doc.irn)}.pdf`, { headers: buyer.headers });
+
+  // /healthz, one request at a time, 10 ms apart, while the PDF is asked for: how long each waited
+  // from when it was due, so that the event loop held up before a probe's timer could fire counts too.
+  let probing = true;
+  const waits: number[] = [];
+  const probes = (async () => {
+    while (probing) {
+      const [due, queued] = [performance.now() + 10, cpuWaitMs()];
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      const res = await fetch(`${url}/healthz`);
+      await res.arrayBuffer();
+      assert.equal(res.status, 200);
+      waits.push(performance.now() - due - (cpuWaitMs() - queued));
+    }
+  })();
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  const [start, queued] = [performance.now(), cpuWaitMs()];
+  const res = await pdfOf(huge);
+  const body = (await res.json()) as Json;
+  const ms = performance.now() - start - (cpuWaitMs() - queued);
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  probing = false;
+  await probes;
+
+  assert.equal(res.status, 422, JSON.stringify(body));
+  assert.equal(body.code, 422);
+  assert.equal(body.status, false);
+  assert.equal(body.message, "Invoice too large to print");
+  const error = body.error as Json;
+  assert.equal(error.handler, "inbox.pdf");
+  assert.match(String(error.details), /100,000 invoice lines; a PDF is printed with at most 10,000/);
+  assert.ok(ms < 2000, `answered after ${ms.toFixed(0)} ms of the service's work`);
+  assert.ok(waits.length >= 3, `${waits.length} probes`);
+  const longest = Math.max(...waits);
+  t.diagnostic(
+    `refused in ${ms.toFixed(0)} ms; /healthz at most ${longest.toFixed(0)} ms over ${waits.length} probes`,
+  );
+  assert.ok(longest < 200, `/healthz waited ${longest.toFixed(0)} ms (${waits.map(Math.round).join(", ")})`);
+
+  // Nothing was left behind: a normal PDF right after renders, as ever.
+  const next = await pdfOf(normal);
+  assert.equal(next.status, 200, await next.clone().text());
+  assert.equal(
+    Buffer.from(await next.arrayBuffer())
+      .subarray(0, 5)
+      .toString(),
+    "%PDF-",
+  );
 });

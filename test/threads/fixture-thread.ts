@@ -11,6 +11,8 @@ export type FixtureJob =
   /** Holds the thread: only terminating it ends the job early. */
   | { op: "spin"; ms: number }
   | { op: "sleep"; ms: number; value?: unknown }
+  /** Keeps allocating: only the thread's memory limit ends it. */
+  | { op: "grow" }
   /** Where the thread's module runs from, and with which Node options. */
   | { op: "where" };
 export type FixtureReply = { value: unknown; threadId: number; handled: number; mains: number };
@@ -34,6 +36,10 @@ export default (async (data: FixtureData = {}) => {
     if (job.op === "spin") {
       const end = Date.now() + job.ms;
       while (Date.now() < end);
+    }
+    if (job.op === "grow") {
+      const held: number[][] = [];
+      for (;;) held.push(Array.from({ length: 100_000 }, (_, i) => i));
     }
     if (job.op === "sleep") await new Promise((resolve) => setTimeout(resolve, job.ms));
     if (job.op === "where") {

@@ -6,7 +6,13 @@ import path from "node:path";
 import { test } from "node:test";
 import { threadId, Worker } from "node:worker_threads";
 import { withoutLoaders } from "../../src/threads/thread-bundle.ts";
-import { Fifo, ThreadFailure, WorkerPool, type WorkerPoolOptions } from "../../src/threads/worker-pool.ts";
+import {
+  Fifo,
+  outOfMemory,
+  ThreadFailure,
+  WorkerPool,
+  type WorkerPoolOptions,
+} from "../../src/threads/worker-pool.ts";
 import type { FixtureData, FixtureJob, FixtureReply } from "./fixture-thread.ts";
 
 const ENTRY = new URL("./fixture-thread.ts", import.meta.url);
@@ -92,6 +98,28 @@ test("a job that throws fails alone; a crash fails the running job, and the jobs
   assert.notEqual(after.threadId, before.threadId, "a new thread");
   assert.equal(after.handled, 1);
   assert.equal(pool.threadsStarted, 2);
+});
+
+test("a job that outgrows the thread's memory limit fails alone, said so; its thread is replaced and the jobs behind it run", async (t) => {
+  const { pool, run } = fixturePool(t, { resourceLimits: { maxOldGenerationSizeMb: 32 } });
+  const before = await run({ op: "echo", value: "before" });
+  const started = performance.now();
+  const growing = run({ op: "grow" });
+  const behind = [run({ op: "echo", value: "behind" }), run({ op: "sleep", ms: 10, value: "later" })];
+  const grown = await failure(growing, "stopped");
+  assert.ok(outOfMemory(grown.failure), `${grown.failure.message} (${grown.failure.error?.message})`);
+  // Stopped by its own limit, not by the process's (GBs) nor by a time limit (there is none).
+  assert.ok(performance.now() - started < 30_000, "the limit, not the machine, stopped it");
+  const answers = await Promise.all(behind);
+  assert.deepEqual(
+    answers.map((answer) => answer.value),
+    ["behind", "later"],
+    "the queue went on",
+  );
+  assert.notEqual(answers[0]?.threadId, before.threadId, "on a new thread");
+  assert.equal(pool.threadsStarted, 2);
+  // A crash is not mistaken for the limit.
+  assert.ok(!outOfMemory((await failure(run({ op: "crash" }), "stopped")).failure));
 });
 
 test("the time limit counts from when the thread starts a job; past it the job fails and its thread is replaced", async (t) => {

@@ -79,3 +79,40 @@ export function manyLines(count: number): Json {
   };
   return document;
 }
+
+/**
+ * The full invoice with `count` short lines (about 110 characters of JSON each, the required fields
+ * alone): at 10,000 (MAX_LINES), 1.6 million characters, the most lines a PDF is printed with.
+ */
+export function shortLines(count: number): Json {
+  const document = fullInvoice();
+  document.invoice_line = Array.from({ length: count }, (_, index) => ({
+    hsn_code: "2523.29",
+    product_category: "Cement",
+    invoiced_quantity: 1,
+    line_extension_amount: index,
+    item: { name: `Item ${index}` },
+    price: { price_amount: index },
+  }));
+  return document;
+}
+
+/**
+ * The full invoice with `count` lines of the longest texts a signed invoice's line may have (2,000
+ * characters of JSON each): at 1,000, just under the 2 Mi characters a PDF is printed from.
+ */
+export function longLines(count: number): Json {
+  const document = manyLines(count);
+  for (const [index, line] of (document.invoice_line as Json[]).entries()) {
+    line.product_category = `${index} ${"Building materials and fittings ".repeat(10)}`.slice(0, 300);
+    line.item = {
+      name: `${index} ${lineName(index)} ${"wide ".repeat(60)}`.slice(0, 300),
+      description: `${index} ${"galvanised fittings, 50 kg bags, delivered to site ".repeat(20)}`.slice(
+        0,
+        1000,
+      ),
+      sellers_item_identification: `SKU-${index}-${"X".repeat(100)}`.slice(0, 100),
+    };
+  }
+  return document;
+}

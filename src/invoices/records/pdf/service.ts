@@ -1,8 +1,16 @@
 import type { Principal } from "../../../businesses/business-service.ts";
+import { DomainError } from "../../../errors.ts";
 import { busyError, droppedError, JobDropped } from "../../../threads/fair-queue.ts";
 import type { InvoiceQueries } from "../invoice-queries.ts";
+import { printRefusal } from "./bounds.ts";
 import { PdfCache } from "./cache.ts";
-import { type PdfRenderer, PdfRendererBusy, type RenderOptions } from "./pool.ts";
+import {
+  PdfOutOfMemory,
+  type PdfRenderer,
+  PdfRendererBusy,
+  PdfTimeLimit,
+  type RenderOptions,
+} from "./pool.ts";
 import type { PdfInput, ReceivedPdfInput } from "./render.ts";
 
 /** The most bytes of rendered PDFs kept for the next fetch of the same invoice in the same state. */
@@ -47,6 +55,30 @@ export function receivedPdfInput(
   };
 }
 
+const tooLarge = (details: string) =>
+  new DomainError("too_large_to_print", {
+    message: "Invoice too large to print",
+    details: `${details}: its document can be read whole as JSON`,
+  });
+
+/** The renderer's own failures in the API's terms; any other is the service's fault (a 500). */
+function renderingError(err: unknown): unknown {
+  if (err instanceof PdfRendererBusy) return busyError("the PDF renderer", err);
+  if (err instanceof JobDropped) return droppedError(err);
+  if (err instanceof PdfOutOfMemory) {
+    return tooLarge(`rendering its PDF needed more than the PDF thread's ${err.limitMb} MB of memory`);
+  }
+  if (err instanceof PdfTimeLimit) {
+    // Within the bounds the largest PDF takes a few seconds: past the limit, the machine is loaded.
+    return new DomainError("service_unavailable", {
+      message: "Service temporarily unavailable",
+      details: `the PDF was not rendered within ${err.ms} ms; retry after the indicated delay`,
+      retryAfter: 5,
+    });
+  }
+  return err;
+}
+
 /** A rendering several requests wait for: dropped only once every one of them has gone. */
 type Shared = { pdf: Promise<Buffer>; controller: AbortController; waiting: number };
 
@@ -55,7 +87,8 @@ type Shared = { pdf: Promise<Buffer>; controller: AbortController; waiting: numb
  * rendered PDF is kept (`PDF_CACHE_BYTES`, least recently used out) under its invoice and the state
  * the PDF shows (`printedRevision`): fetched again, it is served without rendering; after a payment
  * update or a change of status, it is rendered anew. Requests for a PDF already being rendered wait
- * for that rendering instead of queueing one of their own.
+ * for that rendering instead of queueing one of their own. Every PDF, sent or received, is measured
+ * first (bounds.ts): one too large to print is refused with `too_large_to_print`, never queued.
  */
 export function invoicePdfs(deps: {
   records: Pick<InvoiceQueries, "printable" | "operatorPrintable" | "printedRevision">;
@@ -76,13 +109,14 @@ export function invoicePdfs(deps: {
     try {
       renderer.admit?.(options.business);
       const { input, revision } = await load();
+      // Refused before it is copied to the thread: the copy of a huge document holds the event loop.
+      const refusal = printRefusal(input.document);
+      if (refusal) throw tooLarge(refusal);
       const pdf = await renderer.render(input, options);
       rendered?.(pdf, revision);
       return pdf;
     } catch (err) {
-      if (err instanceof PdfRendererBusy) throw busyError("the PDF renderer", err);
-      if (err instanceof JobDropped) throw droppedError(err);
-      throw err;
+      throw renderingError(err);
     }
   }
 
