@@ -7,7 +7,7 @@ import type { FastifyInstance } from "fastify";
  * from the hooks that run before any body is read) ends its connection, and Node closes the socket
  * as soon as the answer is written. The client's bytes still unread in the kernel's receive buffer
  * then make the kernel reset the connection, and the reset throws away the answer the client has
- * not read yet: a client that writes its whole body before reading (most do) sees ECONNRESET or
+ * not read yet: a client that writes its whole body before reading (many do) sees ECONNRESET or
  * EPIPE instead of its 413. Such a connection is closed here as nginx's lingering close does: the
  * answer, then a half-close (FIN), then the client's bytes read and dropped until it closes its
  * side, within the bounds below, then the socket closed.
@@ -53,7 +53,7 @@ export function lingeringClose(app: FastifyInstance): void {
    * Reads the rest of `req`'s body from now on, and returns what, once the answer is written,
    * half-closes `socket` and goes on dropping the body within the bounds. Left to itself, Node
    * drops the body of a request answered before it was read inside its parser, where the bytes
-   * cannot be counted; a listener of the request's data from before the answer ends gets them.
+   * cannot be counted; a listener on the request's data, added before the answer ends, gets them.
    */
   function lingerAfterAnswer(socket: net.Socket, req: IncomingMessage, maxBytes: number): () => void {
     /** Once the answer is written: the bytes dropped since, and the timer of silence. */
