@@ -128,6 +128,9 @@ const LAYERS = {
       "test/security/hostile-upstream.test.ts",
       "test/dashboard/browser.test.ts",
       "test/http/docs.test.ts",
+      // Answers before the body over real sockets: about 450 MB through the loopback, and the
+      // lingering close's time bounds measured, in a process of its own. No engine changes them.
+      "test/http/early-answers.test.ts",
       // A received invoice's PDF: rendered alike from either engine's row.
       "test/inbox/received-pdf.test.ts",
       // The PDF thread's fair queue: the invoices it renders are read alike on both engines.

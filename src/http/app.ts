@@ -11,8 +11,10 @@ import { compileOnce, errorsText } from "../schema/ajv.ts";
 import { type Authenticate, guard } from "./auth.ts";
 import { registerDocs } from "./docs.ts";
 import { fromFrameworkError, routeNotFound, sendError } from "./error-mapper.ts";
+import { expectContinue } from "./expect-continue.ts";
 import { useBoundedJsonParser } from "./json-body.ts";
 import { BODY_LIMIT } from "./limits.ts";
+import { lingeringClose } from "./lingering-close.ts";
 import type { ServiceMetrics } from "./metrics.ts";
 import { operationalRoutes } from "./operational-routes.ts";
 import { type RateLimitSettings, rateLimits } from "./rate-limit.ts";
@@ -84,6 +86,10 @@ export async function buildApp(deps: AppDeps) {
 
   // Bodies are measured before they are parsed (nesting, objects, values) and checked after.
   useBoundedJsonParser(app);
+
+  // Before the routes, /docs included: every route's early answers get them.
+  lingeringClose(app);
+  expectContinue(app);
 
   // Set before any plugin registers routes: each plugin keeps the handler it was registered under
   // (/docs included, whose pages a rate limit may refuse).

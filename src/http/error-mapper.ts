@@ -102,6 +102,14 @@ export function routeNotFound(method: string, url: string): DomainError {
   });
 }
 
+/** A body over `limit` bytes, read or only declared. */
+export function payloadTooLarge(limit: number): DomainError {
+  return new DomainError("payload_too_large", {
+    message: "Request body too large",
+    details: `the request body exceeds the limit of ${limit / (1024 * 1024)} MiB`,
+  });
+}
+
 /** Framework and parser failures, translated into domain errors with a precise reason. */
 export function fromFrameworkError(err: FastifyError, request: FastifyRequest): DomainError {
   if (err instanceof DomainError) return err;
@@ -117,10 +125,7 @@ export function fromFrameworkError(err: FastifyError, request: FastifyRequest): 
   }
   switch (err.code) {
     case "FST_ERR_CTP_BODY_TOO_LARGE":
-      return new DomainError("payload_too_large", {
-        message: "Request body too large",
-        details: `the request body exceeds the limit of ${(request.routeOptions.bodyLimit ?? BODY_LIMIT) / (1024 * 1024)} MiB`,
-      });
+      return payloadTooLarge(request.routeOptions.bodyLimit ?? BODY_LIMIT);
     case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
       return new DomainError("unsupported_media_type", {
         message: "Unsupported media type",
