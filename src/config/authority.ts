@@ -63,5 +63,6 @@ function mbsOf(parsed: Env) {
     signRepeats: parsed.EINVOICE_MBS_SIGN_REPEATS,
     signRepeatDelayMs: parsed.EINVOICE_MBS_SIGN_REPEAT_DELAY_MS,
     pullConfirmed: parsed.EINVOICE_MBS_PULL_CONFIRMED,
+    pullMaxBytes: parsed.EINVOICE_MBS_PULL_MAX_MB * 2 ** 20,
   };
 }

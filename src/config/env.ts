@@ -107,6 +107,13 @@ export const Env = Type.Object({
       default: "false",
     },
   ),
+  /**
+   * The most one day's `pull` answer may be, in MiB (after any content-encoding is undone). MBS
+   * documents no paging, so a day is read whole: the answer is in the worker's memory while its
+   * invoices are stored (a 62 MiB answer took a process from 210 MB to 340-470 MB). A day past it
+   * fails for good, with the reason, until queued again after this is raised.
+   */
+  EINVOICE_MBS_PULL_MAX_MB: Type.Integer({ minimum: 1, maximum: 512, default: 32 }),
   /** How often the workers collect the invoices waiting at the authority for this service's businesses. */
   EINVOICE_INBOX_PULL_MS: Type.Integer({ minimum: 1000, maximum: 86_400_000, default: 300_000 }),
   /** How many days back the first collection asks for (later ones start at the day the last one reached). */

@@ -48,12 +48,24 @@ export async function claimAroundHold(
   claim: Lease,
   limit: number,
   tx: Executor,
+  /** Kinds a claimer runs one at a time, and those of them it runs now (none is claimed then). */
+  single: { kinds: readonly JobKind[]; running: ReadonlySet<JobKind> } = { kinds: [], running: new Set() },
 ): Promise<{ jobs: OutboxJob[]; probe: boolean }> {
   const { outbox, hold } = deps;
-  if ((await hold.current(tx)) === undefined)
-    return { jobs: await outbox.claimDue(claim, limit, tx), probe: false };
-  const jobs = await outbox.claimDue(claim, limit, tx, { except: hold.kinds });
-  return { jobs, probe: await hold.takeProbe(Date.now(), tx) };
+  const held = (await hold.current(tx)) !== undefined;
+  const paused: readonly JobKind[] = held ? hold.kinds : [];
+  const jobs: OutboxJob[] = [];
+  // One of each single kind first, when its turn is free: a backlog of the other kinds never starves it.
+  for (const kind of single.kinds) {
+    if (jobs.length >= limit || single.running.has(kind) || paused.includes(kind)) continue;
+    jobs.push(...(await outbox.claimDue(claim, 1, tx, { only: [kind] })));
+  }
+  const except = [...new Set([...paused, ...single.kinds])];
+  if (jobs.length < limit)
+    jobs.push(
+      ...(await outbox.claimDue(claim, limit - jobs.length, tx, except.length > 0 ? { except } : {})),
+    );
+  return { jobs, probe: held ? await hold.takeProbe(Date.now(), tx) : false };
 }
 
 /**

@@ -55,9 +55,18 @@ export function outboxService(deps: {
   /** The pause of the jobs that go to the authority while it refuses our credential. */
   hold: ClaimHold;
   onSettled?: (job: OutboxJob, outcome: Outcome) => void;
+  /**
+   * Kinds this process runs one at a time (a day's pull: its answer, up to 64 MiB, is in memory
+   * while it runs, and five at once took a process past 512 MB where one at a time stayed under).
+   */
+  single?: readonly JobKind[];
 }) {
   const { outbox, write, handlers, settings, hold } = deps;
   const { settle } = outboxSettler({ outbox, write, settings });
+  const singleKinds = deps.single ?? [];
+  /** How many jobs of each single kind this process runs now. */
+  const running = new Map<JobKind, number>();
+  const runningSingle = () => new Set(singleKinds.filter((kind) => (running.get(kind) ?? 0) > 0));
   /** The authority hold's probe under way in this process, if any. */
   let probing: Promise<void> | undefined;
 
@@ -66,6 +75,17 @@ export function outboxService(deps: {
     owner: string,
     timeoutMs = settings.deliveryTimeoutMs,
   ): Promise<Outcome> {
+    const single = singleKinds.includes(job.kind);
+    // Counted before the first await: the claimer that handed it over claims again only after.
+    if (single) running.set(job.kind, (running.get(job.kind) ?? 0) + 1);
+    try {
+      return await run(job, owner, timeoutMs);
+    } finally {
+      if (single) running.set(job.kind, (running.get(job.kind) ?? 1) - 1);
+    }
+  }
+
+  async function run(job: OutboxJob, owner: string, timeoutMs: number): Promise<Outcome> {
     const claimed = { ...job, lease_owner: owner };
     const attempt: Attempt = {
       owner,
@@ -91,7 +111,10 @@ export function outboxService(deps: {
      */
     async claimDue(owner: string, limit: number): Promise<OutboxJob[]> {
       const { jobs, probe } = await write((tx) =>
-        claimAroundHold({ outbox, hold }, lease(owner, settings.leaseMs), limit, tx),
+        claimAroundHold({ outbox, hold }, lease(owner, settings.leaseMs), limit, tx, {
+          kinds: singleKinds,
+          running: runningSingle(),
+        }),
       );
       // Its own failures are answers (unanswered: the next interval asks again); only writing its
       // outcome can fail, and then the hold stands as it was until the next one.

@@ -206,6 +206,7 @@ function outboxOf(
       }),
     },
     settings: config.outbox,
+    single: ["pull"],
     onSettled: (job, outcome) => metrics.settled(job.kind, outcome),
   });
   metrics.observe(transmission);

@@ -32,7 +32,14 @@ async function hostileMbs(t: TestContext, listFor: (day: string) => string) {
     res.end(JSON.stringify({ code: 404, data: null, message: "no route found for this path" }));
   });
   await new Promise<void>((resolve) => srv.listen(0, "127.0.0.1", resolve));
-  t.after(() => new Promise<void>((resolve) => srv.close(() => resolve())));
+  // The service's connections are kept alive: closed here, or the close would wait for them.
+  t.after(
+    () =>
+      new Promise<void>((resolve) => {
+        srv.close(() => resolve());
+        srv.closeAllConnections();
+      }),
+  );
   return { url: `http://127.0.0.1:${(srv.address() as AddressInfo).port}`, pulls };
 }
 

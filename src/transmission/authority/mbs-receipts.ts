@@ -6,12 +6,12 @@ import type { MbsClient, PullConfirmed } from "./mbs-client.ts";
 import { pulledList } from "./pull-answer.ts";
 
 /**
- * The most a pull's answer may be: a day of invoices for every taxpayer of the APP. Bounded so a
- * runaway answer costs a failed pull, not the worker's memory; a cut-off list is refused, never read
- * as a shorter one (invoices would be missed and the cursor moved past them). Its entries are
- * bounded too, each on its own (pull-answer.ts).
+ * The most a pull's answer may be by default (EINVOICE_MBS_PULL_MAX_MB): a day of invoices for
+ * every taxpayer of the APP, some 10,000 of 3 kB. Bounded so a runaway answer costs a failed pull,
+ * not the worker's memory; a cut-off list is refused, never read as a shorter one (invoices would be
+ * missed). Its entries are bounded too, each on its own (pull-answer.ts).
  */
-export const PULL_MAX_BYTES = 64 * 2 ** 20;
+export const PULL_MAX_BYTES = 32 * 2 ** 20;
 
 /**
  * The buyer's side of MBS: `GET transmit/pull` for what waits for this APP's taxpayers, and
@@ -19,7 +19,11 @@ export const PULL_MAX_BYTES = 64 * 2 ** 20;
  * 2026 integrator's body; [doc] the Swagger example sends none, which the simulator also takes).
  * Each answer is judged by mbs-answers.ts like every other call.
  */
-export function mbsReceipts(client: MbsClient, confirmed: PullConfirmed = "false"): ReceiptsConnector {
+export function mbsReceipts(
+  client: MbsClient,
+  confirmed: PullConfirmed = "false",
+  maxBytes = PULL_MAX_BYTES,
+): ReceiptsConnector {
   return {
     async pull(window, signal) {
       const query = new URLSearchParams({
@@ -33,7 +37,7 @@ export function mbsReceipts(client: MbsClient, confirmed: PullConfirmed = "false
         `/api/v1/invoice/transmit/pull?${query}`,
         signal,
         undefined,
-        { maxBytes: PULL_MAX_BYTES, readOk: (text, mask) => pulledList(text, mask) },
+        { maxBytes, readOk: (text, mask) => pulledList(text, mask) },
       );
       const verdict = classify(answer);
       if (verdict.kind !== "ok") throw failureOf("pull", answer, verdict);

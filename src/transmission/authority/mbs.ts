@@ -230,7 +230,7 @@ export function mbsAuthority(settings: MbsSettings): AuthorityConnector {
       return transmit(delivery.irn, signal);
     },
     forward,
-    receipts: mbsReceipts(client, settings.pullConfirmed),
+    receipts: mbsReceipts(client, settings.pullConfirmed, settings.pullMaxBytes),
     probe: (signal) => probeOf(client, signal),
   };
 }
