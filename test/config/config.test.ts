@@ -288,6 +288,7 @@ test("authority mbs: its defaults, and each setting checked with a message namin
     signRepeats: 1,
     signRepeatDelayMs: 2000,
     pullConfirmed: "false",
+    pullMaxBytes: 32 * 2 ** 20,
   });
   assert.deepEqual(
     loadConfig({
@@ -297,6 +298,7 @@ test("authority mbs: its defaults, and each setting checked with a message namin
       EINVOICE_MBS_SIGN_REPEATS: "0",
       EINVOICE_MBS_SIGN_REPEAT_DELAY_MS: "50",
       EINVOICE_MBS_PULL_CONFIRMED: "omit",
+      EINVOICE_MBS_PULL_MAX_MB: "128",
     }).authority,
     {
       kind: "mbs",
@@ -308,11 +310,20 @@ test("authority mbs: its defaults, and each setting checked with a message namin
       signRepeats: 0,
       signRepeatDelayMs: 50,
       pullConfirmed: "omit",
+      pullMaxBytes: 128 * 2 ** 20,
     },
   );
   assert.match(
     refusal(() => loadConfig({ ...MBS, EINVOICE_MBS_PULL_CONFIRMED: "maybe" })),
     /EINVOICE_MBS_PULL_CONFIRMED/,
+  );
+  assert.match(
+    refusal(() => loadConfig({ ...MBS, EINVOICE_MBS_PULL_MAX_MB: "0" })),
+    /EINVOICE_MBS_PULL_MAX_MB/,
+  );
+  assert.match(
+    refusal(() => loadConfig({ ...MBS, EINVOICE_MBS_PULL_MAX_MB: "513" })),
+    /EINVOICE_MBS_PULL_MAX_MB/,
   );
   const without = (name: keyof typeof MBS) =>
     Object.fromEntries(Object.entries(MBS).filter(([k]) => k !== name));
