@@ -409,6 +409,7 @@ test("EINVOICE_AUTHORITY=mbs needs its three settings, and names the one that is
     signRepeats: 1,
     signRepeatDelayMs: 2000,
     pullConfirmed: "false",
+    pullMaxBytes: 32 * 2 ** 20,
   });
   assert.equal(config.authorityProbeMs, 60_000);
   assert.throws(
