@@ -9,7 +9,7 @@ import { type Json, tenant } from "../helpers.ts";
 
 /*
  * `einvoice serve` (API and worker in one process) collecting from an MBS that attacks it through
- * the pull: 63 MiB of `[0,0,…]` (and 30 MiB, within a day's bytes, past its entries), a 20 kB gzip
+ * the pull: 63 MiB of `[0,0,…]` (and 8 MiB, within a day's bytes, past its entries), a 20 kB gzip
  * that inflates to ten million entries, a document
  * nested 6,000 deep among good ones for two businesses, documents of 500,000 fields, and 150
  * documents of 1,000 lines. Each once cost gigabytes or seconds of a stalled event loop. Here the
@@ -42,9 +42,9 @@ const invoice = (irn: string, buyerTin: string, lines = 1): Json => ({
 /** What MBS answers for each day of the pull. */
 function answers() {
   const irn = (prefix: string, n: number) => `${prefix}${n}-A1B2C3D4-20261124`;
-  // 63 MiB, the answer of the attack, and 30 MiB: within the bytes a day may be, past its entries.
+  // 63 MiB, the answer of the attack, and 8 MiB: within the bytes a day may be, past its entries.
   const zeros = Buffer.from(`{"code":200,"data":[${"0,".repeat(31.5 * 2 ** 20)}0]}`);
-  const fewerZeros = zeros.subarray(0, 30 * 2 ** 20 - 2);
+  const fewerZeros = zeros.subarray(0, 8 * 2 ** 20 - 2);
   const bomb = zlib.gzipSync(`{"code":200,"data":[${"0,".repeat(10_500_000)}0]}`, { level: 9 });
   const good = Array.from({ length: 6 }, (_, i) => JSON.stringify(invoice(irn("G", i), TINS[i % 2] ?? "")));
   const poisoned = `{"irn":"${irn("P", 1)}","accounting_customer_party":{"tin":"${TINS[0]}"},"note":${"[".repeat(6000)}${"]".repeat(6000)}}`;
@@ -99,6 +99,20 @@ async function hostileMbs(t: TestContext) {
   return { url: `http://127.0.0.1:${(srv.address() as AddressInfo).port}`, pulls };
 }
 
+/**
+ * Milliseconds a thread has spent runnable but waiting for a CPU (Linux's schedstat run delay):
+ * what a loaded machine adds to a wait. The suite runs four test processes on two cores, so a probe
+ * can wait for a CPU on either side; that is taken off, and what is left is the service's own.
+ */
+function runDelayMs(pid: number): number {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/task/${pid}/schedstat`, "utf8");
+    return Number(stat.split(" ")[1]) / 1e6;
+  } catch {
+    return 0;
+  }
+}
+
 /** The process's peak resident memory so far, in MB (Linux). */
 function peakMb(pid: number): number {
   const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
@@ -132,6 +146,7 @@ test("serve collecting from a hostile MBS: under 512 MB, /healthz within 200 ms,
   assert.ok(pid);
 
   let slowest = 0;
+  let slowestRaw = 0;
   let probes = 0;
   const stored = async () =>
     Number(
@@ -150,10 +165,13 @@ test("serve collecting from a hostile MBS: under 512 MB, /healthz within 200 ms,
       .execute();
   const deadline = Date.now() + 180_000;
   for (;;) {
+    const queued = runDelayMs(pid) + runDelayMs(process.pid);
     const started = performance.now();
     const res = await fetch(`${server.url}/healthz`, { signal: AbortSignal.timeout(10_000) });
     await res.arrayBuffer();
-    slowest = Math.max(slowest, performance.now() - started);
+    const took = performance.now() - started;
+    slowestRaw = Math.max(slowestRaw, took);
+    slowest = Math.max(slowest, took - (runDelayMs(pid) + runDelayMs(process.pid) - queued));
     probes++;
     const jobs = await pullJobs();
     // Each day pulled to its end at least once (today's is queued again every second).
@@ -167,9 +185,11 @@ test("serve collecting from a hostile MBS: under 512 MB, /healthz within 200 ms,
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
   const peak = peakMb(pid);
-  t.diagnostic(`peak ${peak.toFixed(0)} MB, slowest /healthz ${slowest.toFixed(0)} ms of ${probes}`);
+  t.diagnostic(
+    `peak ${peak.toFixed(0)} MB, slowest /healthz ${slowest.toFixed(0)} ms of ${probes} (${slowestRaw.toFixed(0)} ms with the waits for a CPU)`,
+  );
   assert.ok(peak < 512, `serve peaked at ${peak.toFixed(0)} MB`);
-  assert.ok(slowest < 200, `/healthz took ${slowest.toFixed(0)} ms once`);
+  assert.ok(slowest < 200, `/healthz took ${slowest.toFixed(0)} ms once, waits for a CPU taken off`);
 
   // The good ones, each once: 6 of the poisoned day, 150 of the long documents.
   const rows = await ctx.db.selectFrom("received_invoices").select("irn").execute();
