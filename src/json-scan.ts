@@ -166,8 +166,10 @@ function* scanSteps(text: string): Generator<void, JsonScan> {
   let hugeNumber = false;
   let nul = false;
   let surrogateEscape = false;
-  // Most bodies have no `\u` escape at all: then no string needs looking into.
-  const unicodeEscapes = text.includes("\\u");
+  // Most bodies have no `\u` escape at all: then no string needs looking into. Otherwise the next
+  // one is kept, and a string is looked into only when it holds it: each search starts where the
+  // last ended, so the text is searched once however many strings it has.
+  let nextU = text.indexOf("\\u");
   let turnAt = SCAN_STEP;
   for (let i = 0; i < text.length; i++) {
     if (i >= turnAt) {
@@ -179,14 +181,17 @@ function* scanSteps(text: string): Generator<void, JsonScan> {
       // A string: its end is found by the engine's own search (most of a body is strings), then
       // its `\u` escapes are looked at if the body has any.
       const end = stringEnd(text, i);
-      if (unicodeEscapes) {
-        for (let u = text.indexOf("\\u", i + 1); u !== -1 && u < end; u = text.indexOf("\\u", u + 2)) {
+      if (nextU !== -1 && nextU <= i) nextU = text.indexOf("\\u", i + 1);
+      if (nextU !== -1 && nextU < end) {
+        let u = nextU;
+        for (; u !== -1 && u < end; u = text.indexOf("\\u", u + 2)) {
           if (escaped(text, u)) continue; // `\\u`: an escaped backslash, then the letter u
           const h1 = text.charCodeAt(u + 2) | 0x20;
           const h2 = text.charCodeAt(u + 3) | 0x20;
           if (h1 === 48 && h2 === 48 && text.startsWith("00", u + 4)) nul = true;
           else if (h1 === 100 && ((h2 >= 56 && h2 <= 57) || (h2 >= 97 && h2 <= 102))) surrogateEscape = true;
         }
+        nextU = u;
       }
       values++;
       digits = 0;
@@ -280,8 +285,11 @@ function* arrayMemberSteps(text: string, key: string): Generator<void, ArrayMemb
       }
       depth--;
     } else if (c === 58 && depth === 1 && lastString) {
+      // Each name is read once: a run of colons after one long name would read it again each time.
+      const [from, to] = lastString;
+      lastString = undefined;
       try {
-        pendingKey = JSON.parse(text.slice(lastString[0], lastString[1])) as string;
+        pendingKey = JSON.parse(text.slice(from, to)) as string;
       } catch {
         return undefined;
       }

@@ -77,6 +77,11 @@ export function pullHandler(deps: {
       unaddressedCount: 0,
       error: null,
     };
+    // Storing is not bounded by the call's time limit: it stops at three quarters of the lease,
+    // so the day is never run by two processes at once, and goes on at the next claim.
+    const started = Date.now();
+    const leaseLeft = job.lease_expires_at ? Date.parse(job.lease_expires_at) - started : Number.NaN;
+    const stopAt = Number.isFinite(leaseLeft) ? started + leaseLeft * 0.75 : Number.POSITIVE_INFINITY;
     try {
       const list = await attempt.send(
         (signal) => receipts.pull({ from: day, to: day }, signal),
@@ -84,6 +89,7 @@ export function pullHandler(deps: {
       );
       outcome.listed = list.length;
       for (let i = 0; i < list.length; ) {
+        if (i > 0 && Date.now() > stopAt) return unfinished(i);
         // Each slice parsed only now: a day's documents are never all in memory at once.
         const end = list.sliceEnd(i, RECEIVE_CHUNK, RECEIVE_CHUNK_BYTES);
         const slice = await list.read(i, end);
@@ -109,15 +115,26 @@ export function pullHandler(deps: {
       return { ...authorityVerdict(err), report };
     }
     deps.observe?.(job.id, outcome);
-    const report = async (plan: Plan, tx: Executor) => {
-      await hold.passed(tx);
-      await inbox.pulled(
-        source,
-        { at: plan.at, received: outcome.stored, error: null, summary: summaryOf(outcome) },
-        tx,
-      );
-    };
-    return { outcome: "done", report };
+    return { outcome: "done", report: told(null) };
+
+    /** What the day did, told in the settle's transaction. */
+    function told(error: string | null) {
+      return async (plan: Plan, tx: Executor) => {
+        await hold.passed(tx);
+        await inbox.pulled(
+          source,
+          { at: plan.at, received: outcome.stored, error, summary: summaryOf(outcome) },
+          tx,
+        );
+      };
+    }
+
+    /** Out of lease before the list's end: what is stored stays, and the day is due again at once, not counted. */
+    function unfinished(at: number): Verdict {
+      outcome.error = `${day}: stored ${at} of ${outcome.listed} entries before the lease's end; the rest at the next attempt`;
+      deps.observe?.(job.id, outcome);
+      return { outcome: "held", error: outcome.error, pace: "soon", report: told(outcome.error) };
+    }
   };
 }
 

@@ -74,6 +74,8 @@ async function candidates(text: Buffer, maxEntries: number): Promise<Map<string,
   const entryStart: number[] = [-1];
   let lastString: [number, number] | undefined;
   let depth = 0;
+  // The top-level value has ended: only whitespace may follow.
+  let closed = false;
   const pace = pacer(TURN_MS);
   let stepAt = STEP;
   for (let i = 0; i < text.length; i++) {
@@ -83,6 +85,7 @@ async function candidates(text: Buffer, maxEntries: number): Promise<Map<string,
     }
     const c = text[i] ?? 0;
     if (c === 32 || c === 9 || c === 10 || c === 13) continue;
+    if (depth === 0 && closed) throw new PullAnswerRefused("that is not JSON (more follows its end)");
     const inList = depth > 0 && list[depth] !== undefined;
     if (inList && entryStart[depth] === -1 && c !== 93 && c !== 44) entryStart[depth] = i;
     if (c === 34) {
@@ -109,17 +112,27 @@ async function candidates(text: Buffer, maxEntries: number): Promise<Map<string,
       continue;
     }
     if (c === 125 || c === 93) {
+      // A bracket that closes what it did not open, or more than were opened: which entries the
+      // list holds cannot be told.
+      if (depth === 0 || (depth <= 3 && (c === 93) === isObject[depth]))
+        throw new PullAnswerRefused("that is not JSON (a bracket closes what it did not open)");
       if (depth <= 3) {
         const candidate = list[depth];
         if (candidate && c === 93) push(candidate, entryStart[depth] ?? -1, i);
         list[depth] = undefined;
       }
       depth--;
+      if (depth === 0) closed = true;
       continue;
     }
     if (c === 58 && depth > 0 && depth <= 3 && isObject[depth] && lastString) {
+      // Each name is read once, and only one short enough to be a list's name: a run of colons
+      // after one long name would otherwise read it again at every colon.
+      const [from, to] = lastString;
+      lastString = undefined;
       try {
-        pendingKey[depth] = JSON.parse(text.toString("utf8", lastString[0], lastString[1])) as string;
+        pendingKey[depth] =
+          to - from <= 32 ? (JSON.parse(text.toString("utf8", from, to)) as string) : undefined;
       } catch {
         pendingKey[depth] = undefined;
       }

@@ -152,3 +152,46 @@ test("an error answer built to hurt is read as words, not parsed: it is a transi
     return true;
   });
 });
+
+test("brackets that close what they did not open, or text after the answer's end, refuse it whole", async (t) => {
+  const bodies = [
+    `{"code":200,"data":[${JSON.stringify(doc(1))},${JSON.stringify(doc(2))}}}`,
+    `[${JSON.stringify(doc(1))}]][`,
+    `[${JSON.stringify(doc(1))}] [${JSON.stringify(doc(2))}]`,
+  ];
+  let next = 0;
+  const receipts = await server(t, (res) => {
+    res.writeHead(200, { "content-type": "application/json" });
+    res.end(bodies[next++]);
+  });
+  for (let i = 0; i < bodies.length; i++)
+    await assert.rejects(
+      receipts.pull(window, AbortSignal.timeout(20_000)),
+      refusedWith(/not JSON/),
+      `body ${i}`,
+    );
+});
+
+test("text built to make the reading quadratic is read in linear time", async (t) => {
+  // A run of colons after one long name (each colon read the name again), and entries of many
+  // strings with one `\u` escape at their end (each string searched to it).
+  const colons = `{"${"k".repeat(1 << 20)}"${":".repeat(1 << 20)}}`;
+  const strings = Array.from({ length: 8 }, () => `[${'"",'.repeat(100_000)}"\\u0041"]`);
+  const bodies = [colons, `{"code":200,"data":[${strings.join(",")}]}`];
+  let next = 0;
+  const receipts = await server(t, (res) => {
+    res.writeHead(200, { "content-type": "application/json" });
+    res.end(bodies[next++]);
+  });
+  const started = performance.now();
+  await assert.rejects(
+    receipts.pull(window, AbortSignal.timeout(20_000)),
+    refusedWith(/not JSON|without a list/),
+  );
+  const list = await receipts.pull(window, AbortSignal.timeout(20_000));
+  const read = await list.read(0, list.length);
+  assert.equal(read.length, 8);
+  const ms = performance.now() - started;
+  // Before: about 2.4 s for each of the eight entries, and hours for the colons.
+  assert.ok(ms < 5000, `read in ${ms.toFixed(0)} ms`);
+});
