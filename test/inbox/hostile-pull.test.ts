@@ -237,3 +237,48 @@ test("a day whose answer breaks a bound is retried by the outbox's policy, fails
   await ctx.collector.collect("test", { force: true });
   assert.ok(pullsOf(yesterday) >= 3, `read ${pullsOf(yesterday)} times`);
 });
+
+test("a day longer to store than its lease stops at three quarters of it and goes on at the next claim: every invoice stored once, no attempt counted", {
+  timeout: 180_000,
+}, async (t) => {
+  const tin = "31845560-0001";
+  const many = Array.from({ length: 4000 }, (_, i) => JSON.stringify(invoice(10_000 + i, tin)));
+  const mbs = await hostileMbs(t, (day) =>
+    day === today() ? `{"code":200,"data":[${many.join(",")}]}` : `{"code":200,"data":[]}`,
+  );
+  const { ctx, startWorker } = await service(t, mbs.url, {
+    EINVOICE_LEASE_MS: "400",
+    EINVOICE_DELIVERY_TIMEOUT_MS: "300",
+    EINVOICE_MBS_CALL_TIMEOUT_MS: "150",
+    EINVOICE_RETRY_BASE_MS: "20",
+    EINVOICE_MAX_ATTEMPTS: "2",
+  });
+  await ctx.collector.pullNow();
+  await ctx.collector.schedule();
+  startWorker();
+  let stopped = false;
+  await eventually(
+    async () => {
+      const state = await ctx.collector.state();
+      if (/before the lease's end; the rest at the next attempt/.test(state?.last_error ?? ""))
+        stopped = true;
+      return (await rowsByIrn(ctx)).counts.size >= 4000;
+    },
+    150_000,
+    "the 4,000 stored",
+  );
+  const { counts } = await rowsByIrn(ctx);
+  assert.equal(counts.size, 4000);
+  assert.ok([...counts.values()].every((n) => n === 1));
+  assert.ok(stopped, "the day stopped at its lease at least once");
+  // Not one attempt of the budget (2) spent on it: stopping at the lease is not a failure.
+  const jobs = await ctx.db
+    .selectFrom("outbox_jobs")
+    .select(["state", "attempts"])
+    .where("kind", "=", "pull")
+    .execute();
+  assert.ok(
+    jobs.every((job) => job.state !== "failed"),
+    JSON.stringify(jobs),
+  );
+});
