@@ -5,7 +5,14 @@ import { storeDocument } from "../invoices/stored-document.ts";
 import { messageOf } from "../outbox/failure.ts";
 import type { WebhookNotifier } from "../webhooks/notifier.ts";
 import type { InboxRepository, NewReceived, ReceivedEvent } from "./inbox-repository.ts";
-import { type Checked, checkReceived, type Incoming, plainTin, type Validate } from "./received-checks.ts";
+import {
+  addressOf,
+  type Checked,
+  checkReceived,
+  type Incoming,
+  plainTin,
+  type Validate,
+} from "./received-checks.ts";
 import { asSigned, type Signer } from "./signer.ts";
 
 /** Where a received invoice came from: pulled from the authority, or signed by a business of this service. */
@@ -36,7 +43,7 @@ const BUYERS_TTL_MS = 5000;
 // biome-ignore lint/complexity/noExcessiveLinesPerFunction: a service factory: checking, storing, and the two ways in, each short
 export function inboxReceiving(deps: {
   db: Db;
-  inbox: Pick<InboxRepository, "store" | "addEvents">;
+  inbox: Pick<InboxRepository, "store" | "addEvents" | "known">;
   businesses: { list(tx?: Executor): Promise<Business[]> };
   sealer: Pick<Sealer, "seal">;
   notifier: Pick<WebhookNotifier, "notifyMany">;
@@ -111,6 +118,8 @@ export function inboxReceiving(deps: {
     rows: NewReceived[];
     checkedOf: Map<string, Extract<Checked, { accepted: true }>>;
     unaddressed: Receipt["unaddressed"];
+    /** Stored before, found so before any check. */
+    already: number;
   };
 
   /**
@@ -125,15 +134,36 @@ export function inboxReceiving(deps: {
     tx: Executor,
   ): Promise<Prepared> {
     const buyers = await buyersOf(tx);
+    // What a source hands over again (a day pulled again, or going on where it stopped) and is
+    // stored already is not checked again: one indexed read instead of the checks' work.
+    const keys =
+      validate === undefined
+        ? []
+        : items.flatMap((item) => {
+            const key = item.setAside === undefined ? addressOf(item, buyers) : undefined;
+            if (key === undefined) return [];
+            const [businessId = "", irn = ""] = [
+              key.slice(0, key.indexOf(" ")),
+              key.slice(key.indexOf(" ") + 1),
+            ];
+            return [{ businessId, irn }];
+          });
+    const storedAlready = await inbox.known(keys, tx);
     const prepared: Prepared = {
       at: new Date().toISOString(),
       rows: [],
       checkedOf: new Map(),
       unaddressed: [],
+      already: 0,
     };
     for (const incoming of items) {
       if (incoming.setAside !== undefined) {
         prepared.unaddressed.push({ irn: null, reason: incoming.setAside });
+        continue;
+      }
+      const key = storedAlready.size > 0 ? addressOf(incoming, buyers) : undefined;
+      if (key !== undefined && storedAlready.has(key)) {
+        prepared.already++;
         continue;
       }
       try {
@@ -167,7 +197,7 @@ export function inboxReceiving(deps: {
     const { at, rows, checkedOf } = prepared;
     const receipt: Receipt = { stored: [], already: 0, unaddressed: prepared.unaddressed };
     const stored = await inbox.store(rows, tx);
-    receipt.already = rows.length - stored.length;
+    receipt.already = prepared.already + rows.length - stored.length;
     // By buyer and IRN, as stored: one IRN may reach two businesses of this service in one batch.
     const byKey = new Map(rows.map((row) => [`${row.business_id} ${row.irn}`, row]));
     const events: Array<ReceivedEvent & { receivedId: number }> = [];

@@ -129,10 +129,22 @@ export function pullHandler(deps: {
       };
     }
 
-    /** Out of lease before the list's end: what is stored stays, and the day is due again at once, not counted. */
+    /**
+     * Out of lease before the list's end: what is stored stays, and the next claim goes on past it
+     * (what is stored already is not checked again). Not counted when this attempt stored some;
+     * counted when it stored none, so a day that can make no progress fails out on its budget.
+     */
     function unfinished(at: number): Verdict {
-      outcome.error = `${day}: stored ${at} of ${outcome.listed} entries before the lease's end; the rest at the next attempt`;
+      outcome.error = `${day}: read ${at} of ${outcome.listed} entries before the lease's end (${outcome.stored} stored now); the rest at the next attempt`;
       deps.observe?.(job.id, outcome);
+      if (outcome.stored === 0)
+        return {
+          outcome: "failed",
+          error: outcome.error,
+          permanent: false,
+          cutOff: false,
+          report: told(outcome.error),
+        };
       return { outcome: "held", error: outcome.error, pace: "soon", report: told(outcome.error) };
     }
   };
