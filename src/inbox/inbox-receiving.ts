@@ -136,19 +136,13 @@ export function inboxReceiving(deps: {
     const buyers = await buyersOf(tx);
     // What a source hands over again (a day pulled again, or going on where it stopped) and is
     // stored already is not checked again: one indexed read instead of the checks' work.
-    const keys =
-      validate === undefined
-        ? []
-        : items.flatMap((item) => {
-            const key = item.setAside === undefined ? addressOf(item, buyers) : undefined;
-            if (key === undefined) return [];
-            const [businessId = "", irn = ""] = [
-              key.slice(0, key.indexOf(" ")),
-              key.slice(key.indexOf(" ") + 1),
-            ];
-            return [{ businessId, irn }];
-          });
-    const storedAlready = await inbox.known(keys, tx);
+    const addresses = items.map((item) =>
+      validate !== undefined && item.setAside === undefined ? addressOf(item, buyers) : undefined,
+    );
+    const storedAlready = await inbox.known(
+      addresses.filter((address) => address !== undefined),
+      tx,
+    );
     const prepared: Prepared = {
       at: new Date().toISOString(),
       rows: [],
@@ -156,13 +150,13 @@ export function inboxReceiving(deps: {
       unaddressed: [],
       already: 0,
     };
-    for (const incoming of items) {
+    for (const [i, incoming] of items.entries()) {
       if (incoming.setAside !== undefined) {
         prepared.unaddressed.push({ irn: null, reason: incoming.setAside });
         continue;
       }
-      const key = storedAlready.size > 0 ? addressOf(incoming, buyers) : undefined;
-      if (key !== undefined && storedAlready.has(key)) {
+      const address = addresses[i];
+      if (address && storedAlready.has(`${address.businessId} ${address.irn}`)) {
         prepared.already++;
         continue;
       }

@@ -111,17 +111,20 @@ function theSuppliers(finding: Violation, doc: Record<string, unknown>): boolean
  * warning here, named by its rule.
  */
 /**
- * Whose an incoming invoice is, as the checks below decide it (its IRN and its buyer), without
+ * Whose an incoming invoice is, as the checks below decide it (its buyer and its IRN), without
  * checking it: a pull that goes on where one stopped skips what is stored already.
  */
-export function addressOf(incoming: Incoming, buyers: ReadonlyMap<string, string>): string | undefined {
+export function addressOf(
+  incoming: Incoming,
+  buyers: ReadonlyMap<string, string>,
+): { businessId: string; irn: string } | undefined {
   const doc = incoming.document;
   const irn = text(doc.irn) ?? text(incoming.irn);
   const customer = isObject(doc.accounting_customer_party) ? doc.accounting_customer_party : {};
   const customerTin = text(customer.tin) ?? text(incoming.customerTin);
   if (irn === null || irn.length > MAX_IRN || customerTin === null) return undefined;
   const businessId = buyers.get(plainTin(customerTin));
-  return businessId === undefined ? undefined : `${businessId} ${irn}`;
+  return businessId === undefined ? undefined : { businessId, irn };
 }
 
 export async function checkReceived(

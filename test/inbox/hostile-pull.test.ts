@@ -1,11 +1,10 @@
 import assert from "node:assert/strict";
-import http from "node:http";
-import type { AddressInfo } from "node:net";
 import { type TestContext, test } from "node:test";
 import { MAX_LINES } from "../../src/invoices/invoice-schema.ts";
 import type { Context } from "../../src/runtime/context.ts";
 import { PULL_MAX_ENTRIES } from "../../src/transmission/authority/pull-answer.ts";
 import { build, eventually, type Json, type Tenant, tenant } from "../helpers.ts";
+import { pullServer } from "../transmission/mbs.ts";
 
 /*
  * A collection from an MBS that lists, beside good invoices for three businesses, documents built to
@@ -16,32 +15,9 @@ import { build, eventually, type Json, type Tenant, tenant } from "../helpers.ts
 
 const today = () => new Date().toISOString().slice(0, 10);
 
-async function hostileMbs(t: TestContext, listFor: (day: string) => string) {
-  const pulls: string[] = [];
-  const srv = http.createServer((req, res) => {
-    req.resume();
-    const url = new URL(req.url ?? "/", "http://x");
-    res.setHeader("content-type", "application/json");
-    if (url.pathname === "/api/v1/invoice/transmit/pull") {
-      const day = url.searchParams.get("from") ?? "";
-      pulls.push(day);
-      res.end(listFor(day));
-      return;
-    }
-    res.statusCode = 404;
-    res.end(JSON.stringify({ code: 404, data: null, message: "no route found for this path" }));
-  });
-  await new Promise<void>((resolve) => srv.listen(0, "127.0.0.1", resolve));
-  // The service's connections are kept alive: closed here, or the close would wait for them.
-  t.after(
-    () =>
-      new Promise<void>((resolve) => {
-        srv.close(() => resolve());
-        srv.closeAllConnections();
-      }),
-  );
-  return { url: `http://127.0.0.1:${(srv.address() as AddressInfo).port}`, pulls };
-}
+/** The test's MBS, answering each day's pull with the text given. */
+const hostileMbs = (t: TestContext, listFor: (day: string) => string) =>
+  pullServer(t, (day) => ({ body: listFor(day) }));
 
 async function service(t: TestContext, url: string, env: Record<string, string> = {}) {
   const built = await build(t, {

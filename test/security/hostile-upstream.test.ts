@@ -1,11 +1,10 @@
 import assert from "node:assert/strict";
 import fs from "node:fs";
-import http from "node:http";
-import type { AddressInfo } from "node:net";
 import { type TestContext, test } from "node:test";
 import zlib from "node:zlib";
 import { dbEnv, openContext, startServer } from "../cli/run.ts";
 import { type Json, tenant } from "../helpers.ts";
+import { pullServer } from "../transmission/mbs.ts";
 
 /*
  * `einvoice serve` (API and worker in one process) collecting from an MBS that attacks it through
@@ -69,34 +68,15 @@ function answers() {
 
 async function hostileMbs(t: TestContext) {
   const byDay = answers();
-  const pulls = new Map<string, number>();
-  const srv = http.createServer((req, res) => {
-    req.resume();
-    const url = new URL(req.url ?? "/", "http://x");
-    if (url.pathname !== "/api/v1/invoice/transmit/pull") {
-      res.writeHead(404, { "content-type": "application/json" });
-      res.end(JSON.stringify({ code: 404, data: null, message: "no route found for this path" }));
-      return;
-    }
-    const day = url.searchParams.get("from") ?? "";
-    pulls.set(day, (pulls.get(day) ?? 0) + 1);
+  return pullServer(t, (day) => {
     const answer = byDay.get(day);
-    res.writeHead(200, {
-      "content-type": "application/json",
-      ...(answer?.gzip ? { "content-encoding": "gzip", "content-length": answer.body.length } : {}),
-    });
-    res.end(answer?.body ?? `{"code":200,"data":[]}`);
+    if (!answer) return { body: `{"code":200,"data":[]}` };
+    if (!answer.gzip) return { body: answer.body };
+    return {
+      body: answer.body,
+      headers: { "content-encoding": "gzip", "content-length": answer.body.length },
+    };
   });
-  await new Promise<void>((resolve) => srv.listen(0, "127.0.0.1", resolve));
-  // The service's connections are kept alive: closed here, or the close would wait for them.
-  t.after(
-    () =>
-      new Promise<void>((resolve) => {
-        srv.close(() => resolve());
-        srv.closeAllConnections();
-      }),
-  );
-  return { url: `http://127.0.0.1:${(srv.address() as AddressInfo).port}`, pulls };
 }
 
 /**

@@ -1,3 +1,5 @@
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import type { TestContext } from "node:test";
 import { type MbsSimulator, type MbsTaxpayer, startMbsSimulator } from "../../src/simulators/mbs/server.ts";
 import { build, type Json, type Tenant, tenant } from "../helpers.ts";
@@ -52,4 +54,39 @@ export function invoiceFor(base: Json, who: Pick<Tenant, "service_id">, prefix =
   sequence += 1;
   const date = String(base.issue_date).replaceAll("-", "");
   return { ...structuredClone(base), irn: `${prefix}${process.pid}N${sequence}-${who.service_id}-${date}` };
+}
+
+/** What a test's MBS answers to one day's pull: a body, and headers beside the content type. */
+export type PullAnswer = { body: string | Buffer; headers?: Record<string, string | number> };
+
+/**
+ * An MBS that answers `pull` with what the test gives it for each day, as a hostile or broken
+ * authority would, and the no-route 404 to anything else; the days asked for, in order.
+ */
+export async function pullServer(t: TestContext, answerFor: (day: string) => PullAnswer) {
+  const pulls: string[] = [];
+  const srv = http.createServer((req, res) => {
+    req.resume();
+    const url = new URL(req.url ?? "/", "http://x");
+    if (url.pathname !== "/api/v1/invoice/transmit/pull") {
+      res.writeHead(404, { "content-type": "application/json" });
+      res.end(JSON.stringify({ code: 404, data: null, message: "no route found for this path" }));
+      return;
+    }
+    const day = url.searchParams.get("from") ?? "";
+    pulls.push(day);
+    const answer = answerFor(day);
+    res.writeHead(200, { "content-type": "application/json", ...answer.headers });
+    res.end(answer.body);
+  });
+  await new Promise<void>((resolve) => srv.listen(0, "127.0.0.1", resolve));
+  // The service's connections are kept alive: closed here, or the close would wait for them.
+  t.after(
+    () =>
+      new Promise<void>((resolve) => {
+        srv.close(() => resolve());
+        srv.closeAllConnections();
+      }),
+  );
+  return { url: `http://127.0.0.1:${(srv.address() as AddressInfo).port}`, pulls };
 }
