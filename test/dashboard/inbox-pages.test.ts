@@ -2,10 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { Context } from "../../src/main.ts";
 import { build, fixture, type Json, type Tenant, tenant } from "../helpers.ts";
-
-const FORM = { "content-type": "application/x-www-form-urlencoded" };
-
-type App = Awaited<ReturnType<typeof build>>["app"];
+import { operator } from "./operator.ts";
 
 /** A supplier outside this service: its invoices reach our businesses as their buyer. */
 const SUPPLIER = { business_id: "0b7c6f3e-1a2b-4c3d-8e9f-0a1b2c3d4e5f", service_id: "SUPP1234" };
@@ -41,32 +38,6 @@ const unescapeHtml = (text: string) =>
     .replaceAll("&quot;", '"')
     .replaceAll("&#39;", "'")
     .replaceAll("&amp;", "&");
-
-/** An operator's browser on `app`, signed in: GETs and form POSTs with the session cookie. */
-async function operator(app: App, ctx: Context) {
-  const password = ctx.operator.password;
-  assert.ok(password, "the sandbox has an operator password");
-  const res = await app.inject({
-    method: "POST",
-    url: "/dashboard/login",
-    headers: FORM,
-    payload: new URLSearchParams({ password }).toString(),
-  });
-  assert.equal(res.statusCode, 303, res.body);
-  const session = res.cookies.find((c) => c.name === "einvoice_operator");
-  assert.ok(session);
-  const cookie = `einvoice_operator=${session.value}`;
-  return {
-    get: (url: string) => app.inject({ url, headers: { cookie } }),
-    post: (url: string, fields: Record<string, string> = {}, headers: Record<string, string> = {}) =>
-      app.inject({
-        method: "POST",
-        url,
-        headers: { ...FORM, cookie, ...headers },
-        payload: new URLSearchParams(fields).toString(),
-      }),
-  };
-}
 
 /** The IRNs listed in the received table, in order. */
 function listed(page: string, businessId: string): string[] {

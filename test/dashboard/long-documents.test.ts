@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { DOCUMENT_CHARS, LINE_CHARS, prettyJson } from "../../src/dashboard/document-view.ts";
-import type { Context } from "../../src/main.ts";
 import { build, fixture, freshInvoice, type Json, type Tenant, tenant } from "../helpers.ts";
+import { operator } from "./operator.ts";
 
 /*
  * An invoice's page in the dashboard, sent or received, whatever the size of its document: its lines
@@ -10,27 +10,8 @@ import { build, fixture, freshInvoice, type Json, type Tenant, tenant } from "..
  * supplier sent: one of 100,000 lines made a page of 76.6 MB.
  */
 
-const FORM = { "content-type": "application/x-www-form-urlencoded" };
 const SUPPLIER = { business_id: "0b7c6f3e-1a2b-4c3d-8e9f-0a1b2c3d4e5f", service_id: "SUPP1234" };
 const PAGE_BOUND = 1024 * 1024;
-
-type App = Awaited<ReturnType<typeof build>>["app"];
-
-/** The operator's GETs, signed in. */
-async function operator(app: App, ctx: Context) {
-  const password = ctx.operator.password;
-  assert.ok(password, "the sandbox has an operator password");
-  const res = await app.inject({
-    method: "POST",
-    url: "/dashboard/login",
-    headers: FORM,
-    payload: new URLSearchParams({ password }).toString(),
-  });
-  assert.equal(res.statusCode, 303, res.body);
-  const session = res.cookies.find((c) => c.name === "einvoice_operator");
-  assert.ok(session);
-  return (url: string) => app.inject({ url, headers: { cookie: `einvoice_operator=${session.value}` } });
-}
 
 /** The positions of the lines a page shows, in order. */
 const shownLines = (page: string) => [...page.matchAll(/<tr id="line-(\d+)">/g)].map((m) => Number(m[1]));
@@ -58,7 +39,7 @@ test("a received invoice of 100,000 lines: its page is under 1 MB, 100 lines at 
   ((doc.invoice_line as Json[])[149] as Json).item = { name: "Item 150", description: '"'.repeat(1 << 20) };
   const receipt = await ctx.inbox.receive([{ document: doc }], "mbs", "test");
   assert.equal(receipt.stored.length, 1, JSON.stringify(receipt));
-  const get = await operator(app, ctx);
+  const { get } = await operator(app, ctx);
   const at = `/dashboard/businesses/${buyer.business_id}/inbox/${encodeURIComponent(String(doc.irn))}`;
 
   const first = await get(at);
@@ -151,7 +132,7 @@ test("a signed invoice's page pages its lines the same way; a short document is 
     payload: doc,
   });
   assert.equal(signed.statusCode, 200, signed.body);
-  const get = await operator(app, ctx);
+  const { get } = await operator(app, ctx);
   const at = `/dashboard/invoices/${encodeURIComponent(String(doc.irn))}`;
   const first = await get(at);
   assert.equal(first.statusCode, 200);
