@@ -5,8 +5,8 @@
  *   npm run bench:pdf [-- --runs 500]
  */
 import os from "node:os";
-import { renderInvoicePdf } from "../src/invoices/records/pdf/render.ts";
-import { fullInvoice, manyLines, pdfInput } from "../test/invoices/records/pdf-inputs.ts";
+import { renderInvoicePdf } from "../src/documents/pdf/render.ts";
+import { fullInvoice, manyLines, pdfInput } from "../test/documents/pdf/pdf-inputs.ts";
 
 const at = process.argv.indexOf("--runs");
 const RUNS = at > 0 ? Number(process.argv[at + 1]) : 200;

@@ -234,7 +234,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Validate an invoice (every problem in one answer) */
+        /** Validate an invoice (every problem in one answer), as JSON or UBL 2.1 */
         post: operations["invoice.validate"];
         delete?: never;
         options?: never;
@@ -251,7 +251,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Sign an invoice: registers it under its IRN */
+        /** Sign an invoice, as JSON or UBL 2.1: registers it under its IRN */
         post: operations["invoice.sign"];
         delete?: never;
         options?: never;
@@ -268,8 +268,42 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Sign an invoice and transmit it to the tax authority */
+        /** Sign an invoice, as JSON or UBL 2.1, and transmit it to the tax authority */
         post: operations["invoice.sign_transmit"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/einvoice/ubl/convert": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Read a UBL 2.1 Invoice or CreditNote into this API's document, without validating or signing it */
+        post: operations["invoice.ubl_convert"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/einvoice/{irn}.xml": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The signed invoice as a UBL 2.1 Invoice or CreditNote (EN 16931), with its IRN, QR payload and signature as document references */
+        get: operations["invoice.ubl"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -2523,7 +2557,10 @@ export interface operations {
     };
     "invoice.validate": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description UBL bodies only: the IRN to sign under, instead of the one made from cbc:ID (its letters and digits), the service id and the issue date */
+                irn?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -2676,6 +2713,14 @@ export interface operations {
                     allowance_charge?: {
                         charge_indicator: boolean;
                         amount: number;
+                        reason?: string;
+                        reason_code?: string;
+                        tax_category?: {
+                            id: string;
+                            percent: number;
+                            exemption_reason?: string;
+                            exemption_reason_code?: string;
+                        };
                     }[];
                     tax_total?: {
                         tax_amount: number;
@@ -2685,6 +2730,8 @@ export interface operations {
                             tax_category: {
                                 id: string;
                                 percent: number;
+                                exemption_reason?: string;
+                                exemption_reason_code?: string;
                             };
                         }[];
                     }[];
@@ -2713,8 +2760,15 @@ export interface operations {
                             base_quantity?: number;
                             price_unit?: string;
                         };
+                        tax_category?: {
+                            id: string;
+                            percent: number;
+                            exemption_reason?: string;
+                            exemption_reason_code?: string;
+                        };
                     }[];
                 };
+                "application/xml": string;
             };
         };
         responses: {
@@ -2932,7 +2986,10 @@ export interface operations {
     };
     "invoice.sign": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description UBL bodies only: the IRN to sign under, instead of the one made from cbc:ID (its letters and digits), the service id and the issue date */
+                irn?: string;
+            };
             header?: {
                 /** @description makes a retry safe: the same key with the same body within 24 hours answers what the first request answered (status and body, with `Idempotent-Replayed: true`) instead of doing it again; 1 to 255 printable ASCII characters, e.g. a UUID */
                 "idempotency-key"?: string;
@@ -3088,6 +3145,14 @@ export interface operations {
                     allowance_charge?: {
                         charge_indicator: boolean;
                         amount: number;
+                        reason?: string;
+                        reason_code?: string;
+                        tax_category?: {
+                            id: string;
+                            percent: number;
+                            exemption_reason?: string;
+                            exemption_reason_code?: string;
+                        };
                     }[];
                     tax_total?: {
                         tax_amount: number;
@@ -3097,6 +3162,8 @@ export interface operations {
                             tax_category: {
                                 id: string;
                                 percent: number;
+                                exemption_reason?: string;
+                                exemption_reason_code?: string;
                             };
                         }[];
                     }[];
@@ -3125,8 +3192,15 @@ export interface operations {
                             base_quantity?: number;
                             price_unit?: string;
                         };
+                        tax_category?: {
+                            id: string;
+                            percent: number;
+                            exemption_reason?: string;
+                            exemption_reason_code?: string;
+                        };
                     }[];
                 };
+                "application/xml": string;
             };
         };
         responses: {
@@ -3444,7 +3518,10 @@ export interface operations {
     };
     "invoice.sign_transmit": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description UBL bodies only: the IRN to sign under, instead of the one made from cbc:ID (its letters and digits), the service id and the issue date */
+                irn?: string;
+            };
             header?: {
                 /** @description makes a retry safe: the same key with the same body within 24 hours answers what the first request answered (status and body, with `Idempotent-Replayed: true`) instead of doing it again; 1 to 255 printable ASCII characters, e.g. a UUID */
                 "idempotency-key"?: string;
@@ -3600,6 +3677,14 @@ export interface operations {
                     allowance_charge?: {
                         charge_indicator: boolean;
                         amount: number;
+                        reason?: string;
+                        reason_code?: string;
+                        tax_category?: {
+                            id: string;
+                            percent: number;
+                            exemption_reason?: string;
+                            exemption_reason_code?: string;
+                        };
                     }[];
                     tax_total?: {
                         tax_amount: number;
@@ -3609,6 +3694,8 @@ export interface operations {
                             tax_category: {
                                 id: string;
                                 percent: number;
+                                exemption_reason?: string;
+                                exemption_reason_code?: string;
                             };
                         }[];
                     }[];
@@ -3637,8 +3724,15 @@ export interface operations {
                             base_quantity?: number;
                             price_unit?: string;
                         };
+                        tax_category?: {
+                            id: string;
+                            percent: number;
+                            exemption_reason?: string;
+                            exemption_reason_code?: string;
+                        };
                     }[];
                 };
+                "application/xml": string;
             };
         };
         responses: {
@@ -3909,6 +4003,492 @@ export interface operations {
                 headers: {
                     /** @description present on an answer replayed for a repeated Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status?: false;
+                        /** @description repeats the HTTP status */
+                        code: number;
+                        message: string;
+                        data: null;
+                        error: {
+                            /** @description unique id of this error occurrence */
+                            id?: string;
+                            /** @description the operation that failed */
+                            handler?: string;
+                            /** @description what exactly is wrong, naming the field */
+                            details: string;
+                            public_message?: string;
+                            /** @description the first 200 violations */
+                            violations?: {
+                                /** @description JSON path of the field, e.g. invoice_line[1].price */
+                                path: string;
+                                rule: string;
+                                message: string;
+                                expected?: unknown;
+                                actual?: unknown;
+                                related?: string[];
+                            }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
+                        } | unknown[];
+                        /** Format: date-time */
+                        timestamp?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    "invoice.ubl_convert": {
+        parameters: {
+            query?: {
+                /** @description UBL bodies only: the IRN to sign under, instead of the one made from cbc:ID (its letters and digits), the service id and the issue date */
+                irn?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the document that would be signed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: true;
+                        /** @enum {number} */
+                        code: 200;
+                        /** @example Invoice converted successfully */
+                        message: string;
+                        data: {
+                            /** @description this API's invoice document */
+                            document: {
+                                [key: string]: unknown;
+                            };
+                            /** @description what the UBL says that the document does not keep, by XPath */
+                            not_carried: {
+                                xpath: string;
+                                message: string;
+                            }[];
+                        };
+                        /** @description findings that did not block the request (the first 200) */
+                        warnings?: unknown[];
+                        /**
+                         * @description present when more than 200 warnings were found
+                         * @enum {boolean}
+                         */
+                        warnings_truncated?: true;
+                        /** @description how many warnings, when more than 200 */
+                        warnings_total?: number;
+                    };
+                };
+            };
+            /** @description the request or the document is not valid; `error.details` and `error.violations` say why */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status?: false;
+                        /** @description repeats the HTTP status */
+                        code: number;
+                        message: string;
+                        data: null;
+                        error: {
+                            /** @description unique id of this error occurrence */
+                            id?: string;
+                            /** @description the operation that failed */
+                            handler?: string;
+                            /** @description what exactly is wrong, naming the field */
+                            details: string;
+                            public_message?: string;
+                            /** @description the first 200 violations */
+                            violations?: {
+                                /** @description JSON path of the field, e.g. invoice_line[1].price */
+                                path: string;
+                                rule: string;
+                                message: string;
+                                expected?: unknown;
+                                actual?: unknown;
+                                related?: string[];
+                            }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
+                        } | unknown[];
+                        /** Format: date-time */
+                        timestamp?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description API-KEY and API-SECRET are missing or not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status?: false;
+                        /** @description repeats the HTTP status */
+                        code: number;
+                        message: string;
+                        data: null;
+                        error: {
+                            /** @description unique id of this error occurrence */
+                            id?: string;
+                            /** @description the operation that failed */
+                            handler?: string;
+                            /** @description what exactly is wrong, naming the field */
+                            details: string;
+                            public_message?: string;
+                            /** @description the first 200 violations */
+                            violations?: {
+                                /** @description JSON path of the field, e.g. invoice_line[1].price */
+                                path: string;
+                                rule: string;
+                                message: string;
+                                expected?: unknown;
+                                actual?: unknown;
+                                related?: string[];
+                            }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
+                        } | unknown[];
+                        /** Format: date-time */
+                        timestamp?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (with these credentials, failed authentications from this address, or requests without credentials from this address; `error.details` says which); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status?: false;
+                        /** @description repeats the HTTP status */
+                        code: number;
+                        message: string;
+                        data: null;
+                        error: {
+                            /** @description unique id of this error occurrence */
+                            id?: string;
+                            /** @description the operation that failed */
+                            handler?: string;
+                            /** @description what exactly is wrong, naming the field */
+                            details: string;
+                            public_message?: string;
+                            /** @description the first 200 violations */
+                            violations?: {
+                                /** @description JSON path of the field, e.g. invoice_line[1].price */
+                                path: string;
+                                rule: string;
+                                message: string;
+                                expected?: unknown;
+                                actual?: unknown;
+                                related?: string[];
+                            }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
+                        } | unknown[];
+                        /** Format: date-time */
+                        timestamp?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description a transient fault (database or authority); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status?: false;
+                        /** @description repeats the HTTP status */
+                        code: number;
+                        message: string;
+                        data: null;
+                        error: {
+                            /** @description unique id of this error occurrence */
+                            id?: string;
+                            /** @description the operation that failed */
+                            handler?: string;
+                            /** @description what exactly is wrong, naming the field */
+                            details: string;
+                            public_message?: string;
+                            /** @description the first 200 violations */
+                            violations?: {
+                                /** @description JSON path of the field, e.g. invoice_line[1].price */
+                                path: string;
+                                rule: string;
+                                message: string;
+                                expected?: unknown;
+                                actual?: unknown;
+                                related?: string[];
+                            }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
+                        } | unknown[];
+                        /** Format: date-time */
+                        timestamp?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    "invoice.ubl": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                irn: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the invoice, application/xml */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/xml": string;
+                };
+            };
+            /** @description the request or the document is not valid; `error.details` and `error.violations` say why */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status?: false;
+                        /** @description repeats the HTTP status */
+                        code: number;
+                        message: string;
+                        data: null;
+                        error: {
+                            /** @description unique id of this error occurrence */
+                            id?: string;
+                            /** @description the operation that failed */
+                            handler?: string;
+                            /** @description what exactly is wrong, naming the field */
+                            details: string;
+                            public_message?: string;
+                            /** @description the first 200 violations */
+                            violations?: {
+                                /** @description JSON path of the field, e.g. invoice_line[1].price */
+                                path: string;
+                                rule: string;
+                                message: string;
+                                expected?: unknown;
+                                actual?: unknown;
+                                related?: string[];
+                            }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
+                        } | unknown[];
+                        /** Format: date-time */
+                        timestamp?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description API-KEY and API-SECRET are missing or not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status?: false;
+                        /** @description repeats the HTTP status */
+                        code: number;
+                        message: string;
+                        data: null;
+                        error: {
+                            /** @description unique id of this error occurrence */
+                            id?: string;
+                            /** @description the operation that failed */
+                            handler?: string;
+                            /** @description what exactly is wrong, naming the field */
+                            details: string;
+                            public_message?: string;
+                            /** @description the first 200 violations */
+                            violations?: {
+                                /** @description JSON path of the field, e.g. invoice_line[1].price */
+                                path: string;
+                                rule: string;
+                                message: string;
+                                expected?: unknown;
+                                actual?: unknown;
+                                related?: string[];
+                            }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
+                        } | unknown[];
+                        /** Format: date-time */
+                        timestamp?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description no such invoice for this business, or no such route */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status?: false;
+                        /** @description repeats the HTTP status */
+                        code: number;
+                        message: string;
+                        data: null;
+                        error: {
+                            /** @description unique id of this error occurrence */
+                            id?: string;
+                            /** @description the operation that failed */
+                            handler?: string;
+                            /** @description what exactly is wrong, naming the field */
+                            details: string;
+                            public_message?: string;
+                            /** @description the first 200 violations */
+                            violations?: {
+                                /** @description JSON path of the field, e.g. invoice_line[1].price */
+                                path: string;
+                                rule: string;
+                                message: string;
+                                expected?: unknown;
+                                actual?: unknown;
+                                related?: string[];
+                            }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
+                        } | unknown[];
+                        /** Format: date-time */
+                        timestamp?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (with these credentials, failed authentications from this address, or requests without credentials from this address; `error.details` says which); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status?: false;
+                        /** @description repeats the HTTP status */
+                        code: number;
+                        message: string;
+                        data: null;
+                        error: {
+                            /** @description unique id of this error occurrence */
+                            id?: string;
+                            /** @description the operation that failed */
+                            handler?: string;
+                            /** @description what exactly is wrong, naming the field */
+                            details: string;
+                            public_message?: string;
+                            /** @description the first 200 violations */
+                            violations?: {
+                                /** @description JSON path of the field, e.g. invoice_line[1].price */
+                                path: string;
+                                rule: string;
+                                message: string;
+                                expected?: unknown;
+                                actual?: unknown;
+                                related?: string[];
+                            }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
+                        } | unknown[];
+                        /** Format: date-time */
+                        timestamp?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description a transient fault (database or authority); retry after `Retry-After` seconds */
+            503: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {

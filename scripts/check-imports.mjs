@@ -3,6 +3,8 @@
 // - only src/http, the composition root (main.ts, runtime/) and each domain's HTTP edge (its *routes.ts)
 //   import from src/http: services, repositories and rules speak in domain terms (src/errors.ts);
 // - src/crypto imports no domain: it is a library;
+// - src/documents (what an invoice document is: schema, rules, money, PDF, UBL) imports no lifecycle domain
+//   (invoices, inbox, reports, dashboard, …): they use it, never the other way;
 // - src/transmission imports nothing from src/invoices: deliveries report outcomes through a port;
 // - src/outbox imports nothing from src/invoices, src/transmission or src/webhooks: it is the generic
 //   job queue they all use (its handlers and reports are given to it);
@@ -32,6 +34,19 @@ const folderOf = (file) => {
 const IMPORT =
   /(?:^|\n)\s*(?:import|export)\s[^"';]*?from\s*["']([^"']+)["']|(?:^|\n)\s*import\s*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g;
 
+/** What happens to documents: what a document is (src/documents) knows none of it. */
+const LIFECYCLE = [
+  "invoices",
+  "inbox",
+  "reports",
+  "dashboard",
+  "verification",
+  "transmission",
+  "outbox",
+  "webhooks",
+  "qr",
+];
+
 const found = [];
 const edges = new Map();
 const examples = new Map();
@@ -57,6 +72,9 @@ for (const file of files(SRC)) {
     }
     if (from === "transmission" && to === "invoices") {
       found.push(`transmission imports invoices: ${file} -> ${target}`);
+    }
+    if (from === "documents" && LIFECYCLE.includes(to)) {
+      found.push(`documents imports ${to}: ${file} -> ${target}`);
     }
     if (from === "outbox" && ["invoices", "transmission", "webhooks"].includes(to)) {
       found.push(`outbox imports ${to}: ${file} -> ${target}`);

@@ -2,9 +2,9 @@
  * Bidirectional formatting controls: invisible characters that reorder the text around them when it
  * is shown. U+202E (RIGHT-TO-LEFT OVERRIDE) in a party's or an item's name makes it read otherwise
  * than it is stored. They are valid Unicode, and a document is signed as it is sent, so they are kept
- * where they are stored: validation warns of them (invoices/validation/rules/bidi.ts), and everything that shows
- * stored text to a person (the dashboard and the verification page through dashboard/html.ts, the
- * PDF through invoices/records/pdf/fields.ts) shows each as a visible marker, `⟨U+202E⟩`, so that what is
+ * where they are stored: validation warns of them (documents/validation/rules/bidi.ts), and everything that shows
+ * stored text to a person (the dashboard and the verification page through html/html.ts, the
+ * PDF through documents/pdf/fields.ts) shows each as a visible marker, `⟨U+202E⟩`, so that what is
  * read is what is stored. No domain: any folder may import this.
  */
 

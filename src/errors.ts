@@ -12,6 +12,8 @@ export type Violation = {
   actual?: unknown;
   /** For rules across fields: the other fields the finding depends on. */
   related?: string[];
+  /** For a document sent as UBL: the element (or attribute) the finding is about, as an XPath. */
+  xpath?: string;
 };
 
 /**

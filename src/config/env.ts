@@ -14,6 +14,8 @@ export const Env = Type.Object({
   }),
   EINVOICE_MODE: Type.Union([Type.Literal("sandbox"), Type.Literal("production")], { default: "sandbox" }),
   EINVOICE_DATA_DIR: Type.Optional(Type.String({ minLength: 1 })),
+  /** The OASIS UBL 2.1 schemas' folder (maindoc/, common/): UBL bodies are checked against them. */
+  EINVOICE_UBL_SCHEMAS: Type.Optional(Type.String({ minLength: 1 })),
   // Each literal written out: one mapped from an array of strings would type the level as `never`.
   EINVOICE_LOG_LEVEL: Type.Union(
     [

@@ -23,6 +23,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         (database.engine === "sqlite" && database.file !== ":memory:" ? path.dirname(database.file) : "data"),
     ),
     logLevel: parsed.EINVOICE_LOG_LEVEL,
+    /** Where the UBL 2.1 schemas are, or none: the schemas are not bundled (as the catalogs). */
+    ublSchemas: parsed.EINVOICE_UBL_SCHEMAS ? path.resolve(parsed.EINVOICE_UBL_SCHEMAS) : undefined,
     secretPepper: parsed.EINVOICE_SECRET_PEPPER,
     dataKeys: parsed.EINVOICE_DATA_KEYS,
     qrKeys: parsed.EINVOICE_QR_KEYS,

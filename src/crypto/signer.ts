@@ -1,5 +1,6 @@
 import { createHash, createPrivateKey, createPublicKey, type KeyObject, sign, verify } from "node:crypto";
 import canonicalize from "canonicalize";
+import type { Jwk } from "./jwk.ts";
 import { issueToken, type VerificationClaims } from "./verification-token.ts";
 
 export type Signature = { alg: "EdDSA"; kid: string; hash: string; value: string };
@@ -13,7 +14,7 @@ export type SignedFields = {
   document: Record<string, unknown>;
 };
 
-export type Jwk = { kty: "OKP"; crv: "Ed25519"; x: string; kid: string; alg: "EdDSA"; use: "sig" };
+export type { Jwk };
 
 /** Keys that objects enumerate first, in numeric order, whatever order they were added in. */
 const INDEX_LIKE = /^(?:0|[1-9]\d{0,9})$/;

@@ -1,6 +1,5 @@
 import { createPublicKey, type KeyObject, sign, verify } from "node:crypto";
-import type { Jwk } from "./signer.ts";
-import { isObject } from "./verify-record.ts";
+import { isObject, type Jwk } from "./jwk.ts";
 
 /*
  * The verification token of an invoice: a JWS in compact form (RFC 7515), EdDSA over Ed25519

@@ -1,7 +1,5 @@
-import { type Jwk, type Signature, signedPayload, verifySignature } from "./signer.ts";
-
-export const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === "object" && v !== null && !Array.isArray(v);
+import { isObject, type Jwk } from "./jwk.ts";
+import { type Signature, signedPayload, verifySignature } from "./signer.ts";
 
 export type RecordVerdict = {
   valid: boolean;

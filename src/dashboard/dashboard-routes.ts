@@ -1,6 +1,7 @@
 import cookie from "@fastify/cookie";
 import formbody from "@fastify/formbody";
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { securityHeaders } from "../html/headers.ts";
 import { ERROR_STATUS, fromFrameworkError } from "../http/error-mapper.ts";
 import { businessPages } from "./business-pages.ts";
 import type { DashboardService } from "./dashboard-service.ts";
@@ -10,7 +11,6 @@ import {
   htmlErrorHandler,
   refuseForeignForms,
   requireSignIn,
-  securityHeaders,
   unknownPages,
 } from "./guards.ts";
 import { inboxPages } from "./inbox-pages.ts";

@@ -1,9 +1,9 @@
 import type { BusinessService, NewBusiness, Principal } from "../businesses/business-service.ts";
+import type { InvoicePdfs } from "../documents/pdf/service.ts";
 import { DomainError } from "../errors.ts";
 import type { InboxFilter } from "../inbox/inbox-repository.ts";
 import type { InboxService } from "../inbox/inbox-service.ts";
 import type { InvoiceQueries } from "../invoices/records/invoice-queries.ts";
-import type { InvoicePdfs } from "../invoices/records/pdf/service.ts";
 import type { InvoiceTransmits } from "../invoices/transmits.ts";
 import type { TransmissionService } from "../outbox/outbox-service.ts";
 import { qrImage } from "../qr/qr-image.ts";

@@ -1,4 +1,4 @@
-import { escapeHtml, Html, html } from "./html.ts";
+import { escapeHtml, Html, html } from "../html/html.ts";
 
 /**
  * An invoice's document on its page, sent or received alike, in a bounded number of characters

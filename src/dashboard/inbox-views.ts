@@ -1,7 +1,7 @@
+import { printRefusal } from "../documents/pdf/bounds.ts";
+import { type Html, html } from "../html/html.ts";
 import type { InboxFilter } from "../inbox/inbox-repository.ts";
-import { printRefusal } from "../invoices/records/pdf/bounds.ts";
 import { documentSection } from "./document-view.ts";
-import { type Html, html } from "./html.ts";
 import { badge, businessLink, type Data, historyTable, options, page, when } from "./views.ts";
 
 /** A received invoice's statuses, in the order the buyer's decision takes them. */

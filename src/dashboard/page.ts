@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyReply } from "fastify";
 import { Type } from "typebox";
-import type { Html } from "./html.ts";
-import { STYLE } from "./style.ts";
+import type { Html } from "../html/html.ts";
+import { STYLE } from "../html/style.ts";
 import { NOTICES, type Notice } from "./views.ts";
 
 export const DASHBOARD = "/dashboard";

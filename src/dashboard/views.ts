@@ -1,13 +1,13 @@
+import { currencyDigits } from "../documents/money.ts";
 import type { DomainError } from "../errors.ts";
+import { type Html, html } from "../html/html.ts";
 import { INVOICE_STATUSES } from "../invoices/lifecycle.ts";
-import { currencyDigits } from "../invoices/validation/rules/money.ts";
 import { PAYMENT_STATUSES } from "../reference/data.ts";
 import type { InvoiceFilter } from "./dashboard-repository.ts";
 import type { DashboardService } from "./dashboard-service.ts";
 import { documentSection } from "./document-view.ts";
-import { type Html, html } from "./html.ts";
 
-export { STYLE } from "./style.ts";
+export { STYLE } from "../html/style.ts";
 
 export type Data<K extends keyof DashboardService> = Awaited<ReturnType<DashboardService[K]>>;
 

@@ -3,6 +3,16 @@ import swaggerUi from "@fastify/swagger-ui";
 import type { FastifyInstance } from "fastify";
 import { DOCS } from "./auth.ts";
 
+type OpenApiLike = {
+  paths?: Record<string, Record<string, { requestBody: { content?: Record<string, unknown> } } | undefined>>;
+};
+
+const UBL_BODY = {
+  type: "string",
+  description:
+    "A UBL 2.1 Invoice or CreditNote (Peppol BIS Billing 3.0 or EN 16931), UTF-8; read by the mapping in the UBL guide",
+};
+
 /**
  * The OpenAPI 3.1 document, built from the routes' own schemas, and Swagger UI on it at /docs.
  * Registered before any route, so that every route is in the document.
@@ -18,6 +28,18 @@ export async function registerDocs(
       schema: { ...schema, operationId: route.config?.handler } as typeof schema,
       url,
     }),
+    // A route that also reads UBL (its schema `consumes` application/xml) takes the XML as text: the
+    // JSON document's schema, which the swagger plugin gives every media type, is not the XML's.
+    transformObject: (documents) => {
+      const spec = (documents as { openapiObject: OpenApiLike }).openapiObject;
+      for (const operations of Object.values(spec.paths ?? {})) {
+        for (const operation of Object.values(operations)) {
+          const content = operation?.requestBody?.content;
+          if (content?.["application/xml"]) content["application/xml"] = { schema: UBL_BODY };
+        }
+      }
+      return spec;
+    },
     openapi: {
       openapi: "3.1.0",
       servers: [{ url: "/", description: "the server that serves this document" }],

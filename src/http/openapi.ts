@@ -118,3 +118,16 @@ export function pdfResponses(description: string, failures: readonly number[]): 
     } as unknown as TSchema,
   };
 }
+
+/** The answers of a route that sends a UBL document: the XML, or the usual error envelopes. */
+export function xmlResponses(description: string, failures: readonly number[]): Record<number, TSchema> {
+  return {
+    ...responses(Type.Object({}), "", failures),
+    200: {
+      description,
+      content: {
+        "application/xml": { schema: { type: "string", description: "UBL 2.1 Invoice or CreditNote" } },
+      },
+    } as unknown as TSchema,
+  };
+}

@@ -13,6 +13,8 @@ const ITEMS_PER_TURN = 64;
  */
 export async function fingerprint(body: unknown): Promise<string> {
   const hash = createHash("sha256");
+  // An XML (UBL) body is the same request only byte for byte; the prefix keeps it apart from JSON.
+  if (Buffer.isBuffer(body)) return hash.update("xml:").update(body).digest("hex");
   let items = 0;
   async function feed(value: unknown, depth: number): Promise<void> {
     if (depth >= 2 || typeof value !== "object" || value === null) {

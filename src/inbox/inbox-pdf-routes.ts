@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import type { InvoicePdfs, ReceivedDocuments } from "../documents/pdf/service.ts";
 import { clientGone } from "../http/client-gone.ts";
 import { sendPdf } from "../http/envelope.ts";
 import { errorResponses, pdfResponses } from "../http/openapi.ts";
-import type { InvoicePdfs, ReceivedDocuments } from "../invoices/records/pdf/service.ts";
 import { InboxIrnParams } from "./inbox-route-schemas.ts";
 
 const PREFIX = "/api/v1/einvoice/inbox";

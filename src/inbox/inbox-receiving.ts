@@ -1,7 +1,7 @@
 import type { Sealer } from "../crypto/sealer.ts";
 import { type Db, type Executor, writeTransaction } from "../db/database.ts";
 import type { Business } from "../db/schema.ts";
-import { storeDocument } from "../invoices/stored-document.ts";
+import { storeDocument } from "../documents/stored.ts";
 import { messageOf } from "../outbox/failure.ts";
 import type { WebhookNotifier } from "../webhooks/notifier.ts";
 import type { InboxRepository, NewReceived, ReceivedEvent } from "./inbox-repository.ts";

@@ -1,9 +1,9 @@
 import { parseIrn } from "../crypto/irn.ts";
+import { MAX_LINES } from "../documents/schema.ts";
+import type { RuleContext } from "../documents/validation/rules/types.ts";
+import type { ValidationResult } from "../documents/validation/validation.ts";
+import { lineCount, validateInvoice } from "../documents/validation/validation.ts";
 import type { Violation } from "../errors.ts";
-import { MAX_LINES } from "../invoices/invoice-schema.ts";
-import type { RuleContext } from "../invoices/validation/rules/types.ts";
-import type { ValidationResult } from "../invoices/validation/validation.ts";
-import { lineCount, validateInvoice } from "../invoices/validation/validation.ts";
 import { amountFinding, amountOf } from "./amount.ts";
 
 /** Runs this service's validation rules over a document: in place, or on the validation thread. */

@@ -1,4 +1,4 @@
-import { type TSchema, Type } from "typebox";
+import { type Static, type TSchema, Type } from "typebox";
 import { PAYMENT_STATUSES } from "../reference/data.ts";
 import { INVOICE_STATUSES } from "./lifecycle.ts";
 
@@ -120,4 +120,41 @@ export const FullRecord = Type.Object({
     }),
   ),
   history: Type.Array(HistoryEntry),
+});
+
+/** One document's outcome in a batch, at its position in the request. */
+export const BatchResult = Type.Object({
+  index: Type.Integer({ description: "the document's position in the request" }),
+  irn: Type.Union([Type.String(), Type.Null()]),
+  status: Type.Union([Type.Literal("signed"), Type.Literal("duplicate"), Type.Literal("invalid")]),
+  transmission: Type.Optional(Type.Literal("queued")),
+  message: Type.Optional(Type.String()),
+  details: Type.Optional(Type.String()),
+  violations: Type.Optional(Type.Array(Type.Unknown(), { description: "the first 20" })),
+  violations_truncated: Type.Optional(Type.Literal(true)),
+  violations_total: Type.Optional(Type.Integer()),
+  warnings: Type.Optional(Type.Array(Type.Unknown(), { description: "the first 20" })),
+  warnings_truncated: Type.Optional(Type.Literal(true)),
+  warnings_total: Type.Optional(Type.Integer()),
+});
+export type BatchResult = Static<typeof BatchResult>;
+
+/** The IRN of a UBL invoice, when its number should not make it (see the UBL mapping's BT-1). */
+export const UblQuery = Type.Object({
+  irn: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 100,
+      description:
+        "UBL bodies only: the IRN to sign under, instead of the one made from cbc:ID (its letters and digits), the service id and the issue date",
+    }),
+  ),
+});
+
+/** What `ubl/convert` answers: the document that would be signed, and what was not carried. */
+export const Converted = Type.Object({
+  document: Type.Record(Type.String(), Type.Unknown(), { description: "this API's invoice document" }),
+  not_carried: Type.Array(Type.Object({ xpath: Type.String(), message: Type.String() }), {
+    description: "what the UBL says that the document does not keep, by XPath",
+  }),
 });

@@ -1,5 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { type TSchema, Type } from "typebox";
+import type { Principal } from "../businesses/business-service.ts";
+import type { InvoicePdfs } from "../documents/pdf/service.ts";
+import { InvoiceDocument } from "../documents/schema.ts";
+import type { UblIn, UblReader } from "../documents/ubl/ubl-in.ts";
+import { writeUbl } from "../documents/ubl/write.ts";
+import { DomainError, type Violation } from "../errors.ts";
 import { clientGone } from "../http/client-gone.ts";
 import { action, sendPdf, withWarnings } from "../http/envelope.ts";
 import { EXAMPLES } from "../http/examples.ts";
@@ -10,22 +16,25 @@ import {
   IdenticalDocumentHeader,
   pdfResponses,
   responses,
+  xmlResponses,
 } from "../http/openapi.ts";
+import { acceptXmlBodies, sendXml } from "../http/xml-body.ts";
 import { IdempotencyHeaders, idempotent, ReplayedHeader } from "../idempotency/hook.ts";
 import type { IdempotencyService } from "../idempotency/idempotency-service.ts";
 import {
+  BatchResult,
+  Converted,
   FullRecord,
   IrnParams,
   IrnValidateBody,
   Lookup,
   Payment,
   Status,
+  UblQuery,
   UpdateBody,
 } from "./invoice-route-schemas.ts";
-import { BatchResult, InvoiceDocument } from "./invoice-schema.ts";
 import type { PaymentService } from "./payments/payment-service.ts";
 import type { InvoiceQueries } from "./records/invoice-queries.ts";
-import type { InvoicePdfs } from "./records/pdf/service.ts";
 import { BATCH_BODY_LIMIT, BATCH_MAX_DOCUMENTS } from "./registration/batch-limits.ts";
 import type { IrnCheck } from "./registration/irn-check.ts";
 import type { InvoiceRegistration } from "./registration/register.ts";
@@ -71,26 +80,58 @@ function signAnswers(answers: Record<number, TSchema>): Record<number, TSchema> 
 
 type App = Parameters<FastifyPluginAsyncTypebox>[0];
 
+/** A body of validate, sign and sign-transmit: this API's JSON document, or UBL 2.1 (ubl-in.ts). */
+const DocumentBody = {
+  consumes: ["application/json", "application/xml"],
+  querystring: UblQuery,
+  body: DocumentWithExamples,
+};
+
+type Registered = { warnings: Violation[]; warningsBeyond: number };
+
+/**
+ * The registration `work` on the request's document. A UBL body is read into this API's document
+ * first; its findings then name the UBL element beside the field, and what it did not carry is
+ * listed with the warnings.
+ */
+async function registered(
+  ubl: UblReader,
+  request: { principal: Principal; body: unknown; query: { irn?: string | undefined } },
+  work: (document: unknown) => Promise<Registered>,
+): Promise<Registered> {
+  if (!Buffer.isBuffer(request.body)) return work(request.body);
+  const read: UblIn = await ubl.read(request.principal, request.body, request.query.irn);
+  try {
+    const { warnings, warningsBeyond } = await work(read.document);
+    return { warnings: [...read.locate(warnings), ...read.warnings], warningsBeyond };
+  } catch (err) {
+    throw read.locateError(err);
+  }
+}
+
 /** validate, sign and sign-transmit: what registers an invoice. */
 function registrationRoutes(
   app: App,
   invoices: InvoiceRegistration,
   keyed: ReturnType<typeof idempotent>,
+  ubl: UblReader,
 ): void {
   app.post(
     `${PREFIX}/validate`,
     {
       schema: {
-        summary: "Validate an invoice (every problem in one answer)",
+        summary: "Validate an invoice (every problem in one answer), as JSON or UBL 2.1",
         tags: ["invoices"],
-        body: DocumentWithExamples,
+        ...DocumentBody,
         response: responses(Action(Empty, "Invoice validated sucessfully"), "the invoice is valid"),
       },
       ...checkedByService,
       config: invoiceFailure("invoice.validate"),
     },
     async (request) => {
-      const { warnings, warningsBeyond } = await invoices.validate(request.principal, request.body);
+      const { warnings, warningsBeyond } = await registered(ubl, request, (document) =>
+        invoices.validate(request.principal, document),
+      );
       return withWarnings(action("Invoice validated sucessfully", []), warnings, warningsBeyond);
     },
   );
@@ -99,10 +140,10 @@ function registrationRoutes(
     `${PREFIX}/sign`,
     {
       schema: {
-        summary: "Sign an invoice: registers it under its IRN",
+        summary: "Sign an invoice, as JSON or UBL 2.1: registers it under its IRN",
         tags: ["invoices"],
         headers: IdempotencyHeaders,
-        body: DocumentWithExamples,
+        ...DocumentBody,
         response: signAnswers(
           replayable(
             responses(
@@ -117,7 +158,9 @@ function registrationRoutes(
       config: invoiceFailure("invoice.sign"),
     },
     async (request) => {
-      const { warnings, warningsBeyond } = await invoices.sign(request.principal, request.body);
+      const { warnings, warningsBeyond } = await registered(ubl, request, (document) =>
+        invoices.sign(request.principal, document),
+      );
       return withWarnings(action("Invoice signed successfully", []), warnings, warningsBeyond);
     },
   );
@@ -126,10 +169,10 @@ function registrationRoutes(
     `${PREFIX}/sign-transmit`,
     {
       schema: {
-        summary: "Sign an invoice and transmit it to the tax authority",
+        summary: "Sign an invoice, as JSON or UBL 2.1, and transmit it to the tax authority",
         tags: ["invoices"],
         headers: IdempotencyHeaders,
-        body: DocumentWithExamples,
+        ...DocumentBody,
         response: signAnswers(
           replayable(
             responses(
@@ -144,7 +187,9 @@ function registrationRoutes(
       config: invoiceFailure("invoice.sign_transmit"),
     },
     async (request) => {
-      const { warnings, warningsBeyond } = await invoices.signAndTransmit(request.principal, request.body);
+      const { warnings, warningsBeyond } = await registered(ubl, request, (document) =>
+        invoices.signAndTransmit(request.principal, document),
+      );
       return withWarnings(action("Invoice transmitted successfully!", []), warnings, warningsBeyond);
     },
   );
@@ -306,6 +351,58 @@ function recordRoutes(
   );
 }
 
+/** UBL 2.1 both ways: what a document would be once read, and a signed invoice written as UBL. */
+function ublRoutes(app: App, ubl: UblReader, records: Pick<InvoiceQueries, "record">): void {
+  app.post(
+    `${PREFIX}/ubl/convert`,
+    {
+      schema: {
+        summary:
+          "Read a UBL 2.1 Invoice or CreditNote into this API's document, without validating or signing it",
+        tags: ["invoices"],
+        consumes: ["application/xml"],
+        querystring: UblQuery,
+        response: responses(
+          Action(Converted, "Invoice converted successfully"),
+          "the document that would be signed",
+        ),
+      },
+      config: { handler: "invoice.ubl_convert", failureMessage: "Failed to convert invoice" },
+    },
+    async (request) => {
+      if (!Buffer.isBuffer(request.body)) {
+        throw new DomainError("unsupported_media_type", {
+          message: "Unsupported media type",
+          details: "send a UBL 2.1 Invoice or CreditNote with Content-Type application/xml",
+        });
+      }
+      const read = await ubl.read(request.principal, request.body, request.query.irn);
+      return action("Invoice converted successfully", {
+        document: read.document,
+        not_carried: read.warnings.map((w) => ({ xpath: w.xpath ?? "", message: w.message })),
+      });
+    },
+  );
+
+  app.get(
+    `${PREFIX}/:irn.xml`,
+    {
+      schema: {
+        summary:
+          "The signed invoice as a UBL 2.1 Invoice or CreditNote (EN 16931), with its IRN, QR payload and signature as document references",
+        tags: ["invoices"],
+        params: IrnParams,
+        response: xmlResponses("the invoice, application/xml", [...BY_IRN]),
+      },
+      config: { handler: "invoice.ubl", failureMessage: "Failed to fetch invoice" },
+    },
+    async (request, reply) => {
+      const record = await records.record(request.principal, request.params.irn);
+      return sendXml(reply, record.irn, writeUbl(record));
+    },
+  );
+}
+
 /** The buyer's PDF: a document, not a JSON answer. */
 function pdfRoute(app: App, pdfs: Pick<InvoicePdfs, "pdf">): void {
   app.get(
@@ -336,11 +433,14 @@ export function invoiceRoutes(deps: {
   irns: IrnCheck;
   payments: PaymentService;
   idempotency: Pick<IdempotencyService, "begin" | "complete" | "release">;
+  ubl: UblReader;
 }): FastifyPluginAsyncTypebox {
   // Signing routes opt in: a retry of a sign whose answer was lost answers what the first did.
   const keyed = idempotent(deps.idempotency);
   return async (app) => {
-    registrationRoutes(app, deps.invoices, keyed);
+    acceptXmlBodies(app);
+    registrationRoutes(app, deps.invoices, keyed, deps.ubl);
+    ublRoutes(app, deps.ubl, deps.records);
     batchRoutes(app, deps.invoices, keyed);
     recordRoutes(app, deps);
     pdfRoute(app, deps.pdfs);

@@ -1,13 +1,13 @@
 import type { Sealer } from "../crypto/sealer.ts";
 import type { Executor } from "../db/database.ts";
 import type { InvoiceTable, StoredInvoiceStatus, StoredPaymentStatus } from "../db/schema.ts";
+import { openDocument } from "../documents/stored.ts";
 import { PAYMENT_STATUSES, type PaymentStatus } from "../reference/data.ts";
 import type { AuthorityForwarder } from "../transmission/forward.ts";
 import type { DeliveryPort, ForwardingPort } from "../transmission/port.ts";
 import type { WebhookNotifier } from "../webhooks/notifier.ts";
 import type { InvoiceEvent, InvoiceRepository } from "./invoice-repository.ts";
 import type { PaymentDecision } from "./payments/payment-decision.ts";
-import { openDocument } from "./stored-document.ts";
 import { type Effects, paymentEffects, queuedEffects, signedEffects } from "./transitions.ts";
 
 /*

@@ -1,5 +1,5 @@
+import { currencyDigits, disagreement, round } from "../documents/money.ts";
 import type { Violation } from "../errors.ts";
-import { currencyDigits, disagreement, round } from "../invoices/validation/rules/money.ts";
 import { CURRENCIES } from "../reference/currencies.ts";
 import { TAX_CATEGORIES } from "../reference/data.ts";
 import type { FiscalizationReport } from "./report-schema.ts";

@@ -1,8 +1,8 @@
 import { actorOf, type Principal } from "../businesses/business-service.ts";
 import { type Db, writeTransaction } from "../db/database.ts";
+import { currencyOf } from "../documents/stored.ts";
 import { DomainError, summarize } from "../errors.ts";
 import type { InvoiceRepository } from "../invoices/invoice-repository.ts";
-import { currencyOf } from "../invoices/stored-document.ts";
 import type { AuthorityForwarder } from "../transmission/forward.ts";
 import { checkReport } from "./checks.ts";
 import type { ReportRepository } from "./report-repository.ts";

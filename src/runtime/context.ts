@@ -14,6 +14,11 @@ import { dashboardService } from "../dashboard/dashboard-service.ts";
 import { startCheckpointer } from "../db/checkpointer.ts";
 import { type Db, openDatabase } from "../db/database.ts";
 import { migrateToLatest, pendingMigrations } from "../db/migrations.ts";
+import { pdfRenderer } from "../documents/pdf/pool.ts";
+import { invoicePdfs } from "../documents/pdf/service.ts";
+import { loadUblSchemas } from "../documents/ubl/schema.ts";
+import { ublReader } from "../documents/ubl/ubl-in.ts";
+import { type Validate, validationPool } from "../documents/validation/validation-pool.ts";
 import { serviceMetrics } from "../http/metrics.ts";
 import { idempotencyRepository } from "../idempotency/idempotency-repository.ts";
 import { idempotencyService } from "../idempotency/idempotency-service.ts";
@@ -28,13 +33,10 @@ import { invoiceResealer } from "../invoices/invoice-reseal.ts";
 import { invoiceLifecycle } from "../invoices/lifecycle.ts";
 import { paymentService } from "../invoices/payments/payment-service.ts";
 import { invoiceQueries } from "../invoices/records/invoice-queries.ts";
-import { pdfRenderer } from "../invoices/records/pdf/pool.ts";
-import { invoicePdfs } from "../invoices/records/pdf/service.ts";
 import { irnCheck } from "../invoices/registration/irn-check.ts";
 import { preparer } from "../invoices/registration/preparation-pool.ts";
 import { invoiceRegistration } from "../invoices/registration/register.ts";
 import { invoiceTransmits } from "../invoices/transmits.ts";
-import { type Validate, validationPool } from "../invoices/validation/validation-pool.ts";
 import { dataKeyStateRepository } from "../keys/key-state-repository.ts";
 import { dataKeyRotation } from "../keys/rotation.ts";
 import { sealingService } from "../keys/sealing.ts";
@@ -299,6 +301,11 @@ export async function createContext(config: Config) {
   const pdfs = invoicePdfs({ records, renderer: pdfThread });
   const profiles = businessProfiles(businessesRepo);
   const irns = irnCheck({ invoices: invoicesRepo, profiles });
+  // Compiled once per process (about a second); a folder given that holds no schemas stops start-up.
+  const ubl = ublReader({
+    profiles,
+    schemas: config.ublSchemas ? loadUblSchemas(config.ublSchemas) : undefined,
+  });
   const invoices = invoiceRegistration({
     db,
     invoices: invoicesRepo,
@@ -362,6 +369,7 @@ export async function createContext(config: Config) {
     reference,
     invoices,
     records,
+    ubl,
     verification,
     pdfs,
     transmits,

@@ -54,6 +54,7 @@ export function createServer(ctx: Context, logger: Logger) {
         irns: ctx.irns,
         payments: ctx.payments,
         idempotency: ctx.idempotency,
+        ubl: ctx.ubl,
       }),
       reportRoutes({ reports: ctx.reports }),
       inboxRoutes({ inbox: ctx.inbox }),

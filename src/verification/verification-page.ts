@@ -1,4 +1,4 @@
-import { type Html, html } from "../dashboard/html.ts";
+import { type Html, html } from "../html/html.ts";
 import type { Verification } from "./verification-service.ts";
 
 /** The stylesheet's address: the verification page is served whether or not the dashboard is on. */

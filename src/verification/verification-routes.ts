@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
-import { securityHeaders } from "../dashboard/guards.ts";
-import { STYLE } from "../dashboard/views.ts";
+import { securityHeaders } from "../html/headers.ts";
+import { STYLE } from "../html/style.ts";
 import { VERIFY_STYLE, VERIFY_STYLE_EXTRA, verificationPage } from "./verification-page.ts";
 import type { VerificationService } from "./verification-service.ts";
 

@@ -8,9 +8,9 @@ import {
   type VerificationClaims,
 } from "../crypto/verification-token.ts";
 import type { InvoiceTable } from "../db/schema.ts";
+import { formatMinor } from "../documents/money.ts";
+import { currencyOf } from "../documents/stored.ts";
 import type { InvoiceRepository } from "../invoices/invoice-repository.ts";
-import { formatMinor } from "../invoices/payments/payment-decision.ts";
-import { currencyOf } from "../invoices/stored-document.ts";
 
 /** What a verification page may show of an invoice besides its token: its state in this register. */
 export type RegisterState = { status: InvoiceTable["status"] };

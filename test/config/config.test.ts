@@ -103,6 +103,7 @@ test("an empty environment is the sandbox on SQLite, with every documented defau
     database: { engine: "sqlite", file: path.resolve("data/einvoice.db") },
     dataDir: path.resolve("data"),
     logLevel: "info",
+    ublSchemas: undefined,
     secretPepper: undefined,
     dataKeys: undefined,
     qrKeys: undefined,

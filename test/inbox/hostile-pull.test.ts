@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { type TestContext, test } from "node:test";
-import { MAX_LINES } from "../../src/invoices/invoice-schema.ts";
+import { MAX_LINES } from "../../src/documents/schema.ts";
 import type { Context } from "../../src/runtime/context.ts";
 import { PULL_MAX_ENTRIES } from "../../src/transmission/authority/pull-answer.ts";
 import { build, eventually, type Json, type Tenant, tenant } from "../helpers.ts";

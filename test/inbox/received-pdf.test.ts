@@ -5,8 +5,8 @@ import path from "node:path";
 import { test } from "node:test";
 import { promisify } from "node:util";
 import { readBarcodes } from "zxing-wasm/reader";
-import { PdfRendererBusy } from "../../src/invoices/records/pdf/pool.ts";
-import { invoicePdfs } from "../../src/invoices/records/pdf/service.ts";
+import { PdfRendererBusy } from "../../src/documents/pdf/pool.ts";
+import { invoicePdfs } from "../../src/documents/pdf/service.ts";
 import { loadQrDecoder } from "../../src/qr/qr-image-decoder.ts";
 import { build, fixture, freshInvoice, type Json, listen, type Tenant, tempDir, tenant } from "../helpers.ts";
 

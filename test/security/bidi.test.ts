@@ -5,11 +5,11 @@ import path from "node:path";
 import { test } from "node:test";
 import { promisify } from "node:util";
 import { bidiMarker, hasBidiControl, showBidiControls } from "../../src/bidi.ts";
-import { escapeHtml } from "../../src/dashboard/html.ts";
+import { bidiControls } from "../../src/documents/validation/rules/bidi.ts";
+import type { RuleContext } from "../../src/documents/validation/rules/types.ts";
+import { validateInvoice } from "../../src/documents/validation/validation.ts";
 import { MAX_VIOLATIONS, type Violation } from "../../src/errors.ts";
-import { bidiControls } from "../../src/invoices/validation/rules/bidi.ts";
-import type { RuleContext } from "../../src/invoices/validation/rules/types.ts";
-import { validateInvoice } from "../../src/invoices/validation/validation.ts";
+import { escapeHtml } from "../../src/html/html.ts";
 import { build, fixture, type Json, tempDir, tenant } from "../helpers.ts";
 
 /*

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { PdfCache } from "../../src/invoices/records/pdf/cache.ts";
+import { PdfCache } from "../../src/documents/pdf/cache.ts";
 import { FairQueue, JobDropped, QueueFull } from "../../src/threads/fair-queue.ts";
 
 const work = { one: "job", plural: "jobs", verb: "run" };

@@ -3,10 +3,11 @@ import type { BusinessRepository } from "../../businesses/business-repository.ts
 import { canonicalBusinessId } from "../../businesses/ids.ts";
 import type { Sealer } from "../../crypto/sealer.ts";
 import type { Signer } from "../../crypto/signer.ts";
+import { formatMinor } from "../../documents/money.ts";
+import { openDocument } from "../../documents/stored.ts";
 import type { InvoiceRepository } from "../invoice-repository.ts";
 import { STATE_AFTER } from "../lifecycle.ts";
-import { type Balance, formatMinor, replayPayments } from "../payments/payment-decision.ts";
-import { openDocument } from "../stored-document.ts";
+import { type Balance, replayPayments } from "../payments/payment-decision.ts";
 
 export type Break = { business_id: string; irn: string | null; chain_seq: number | null; reason: string };
 

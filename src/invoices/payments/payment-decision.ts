@@ -1,6 +1,6 @@
+import { currencyDigits, formatMinor, minorUnits, toMajor } from "../../documents/money.ts";
 import { DomainError, type Violation } from "../../errors.ts";
 import type { PaymentStatus } from "../../reference/data.ts";
-import { currencyDigits } from "../validation/rules/money.ts";
 
 /**
  * The payment state of an invoice, in one place: which moves are allowed, what each records, and
@@ -40,29 +40,6 @@ export function canMove(from: string, to: string): boolean {
 
 /** A payment amount taken by the invoice: the two statuses that record money. */
 const TAKES_AMOUNT: readonly string[] = ["PARTIAL", "PAID"];
-
-/** Major units as the API shows them: a JSON number with at most the currency's digits. */
-export const toMajor = (minor: number, digits: number): number => minor / 10 ** digits;
-
-/** Exactly `digits` decimals, from the integer: `2500000` kobo is `25000.00`. */
-export function formatMinor(minor: number, digits: number): string {
-  const unit = 10 ** digits;
-  const whole = Math.floor(Math.abs(minor) / unit);
-  const sign = minor < 0 ? "-" : "";
-  if (digits === 0) return `${sign}${whole}`;
-  return `${sign}${whole}.${String(Math.abs(minor) - whole * unit).padStart(digits, "0")}`;
-}
-
-/**
- * An amount in whole minor units, or undefined when it has a real extra decimal (100.005 NGN).
- * Float noise is not one: `0.1 + 0.2` or `25000.000000001` lie within a millionth of a minor unit of
- * a whole one (for amounts too large for that, within a few units in the last place of a double).
- */
-export function minorUnits(amount: number, digits: number): number | undefined {
-  const scaled = amount * 10 ** digits;
-  const whole = Math.round(scaled);
-  return Math.abs(scaled - whole) <= Math.max(1e-6, Math.abs(scaled) * 2 ** -48) ? whole : undefined;
-}
 
 /** The balance an invoice is signed with: nothing paid, unless the document says PAID. */
 export function openingBalance(document: {

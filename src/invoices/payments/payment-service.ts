@@ -1,10 +1,10 @@
 import { actorOf, type Principal } from "../../businesses/business-service.ts";
 import { type Db, type Executor, writeTransaction } from "../../db/database.ts";
 import type { InvoiceTable } from "../../db/schema.ts";
+import { currencyOf } from "../../documents/stored.ts";
 import type { InvoiceRepository } from "../invoice-repository.ts";
 import type { InvoiceLifecycle } from "../lifecycle.ts";
 import { invoiceLoader } from "../records/invoice-queries.ts";
-import { currencyOf } from "../stored-document.ts";
 import {
   checkPartialBound,
   decidePayment,

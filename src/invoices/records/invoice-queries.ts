@@ -2,11 +2,11 @@ import type { Principal } from "../../businesses/business-service.ts";
 import type { Sealer } from "../../crypto/sealer.ts";
 import type { Signature } from "../../crypto/signer.ts";
 import type { InvoiceTable } from "../../db/schema.ts";
+import type { InvoicePdfInput } from "../../documents/pdf/render.ts";
+import { openDocument } from "../../documents/stored.ts";
 import { DomainError } from "../../errors.ts";
 import type { InvoiceRepository, InvoiceState } from "../invoice-repository.ts";
 import { amountsOf } from "../payments/payment-decision.ts";
-import { openDocument } from "../stored-document.ts";
-import type { InvoicePdfInput } from "./pdf/render.ts";
 
 /** The same answer whether the IRN is unknown or belongs to another business: nothing leaks. */
 export function notFound(irn: string, scope = " for this business"): DomainError {

@@ -1,8 +1,8 @@
 import type { Principal } from "../../businesses/business-service.ts";
+import { lineCount } from "../../documents/validation/validation.ts";
 import { capViolations, DomainError, type Violation } from "../../errors.ts";
 import { pacer } from "../../turns.ts";
-import type { BatchResult } from "../invoice-schema.ts";
-import { lineCount } from "../validation/validation.ts";
+import type { BatchResult } from "../invoice-route-schemas.ts";
 import { BATCH_FINDINGS_PER_DOCUMENT, BATCH_MAX_LINES } from "./batch-limits.ts";
 
 /** How long a batch holds the event loop before it gives other requests a turn. */

@@ -3,7 +3,7 @@ import type { DataKey } from "../../crypto/keyring.ts";
 import { encryptQr } from "../../crypto/qr.ts";
 import { createSealer, type Sealer } from "../../crypto/sealer.ts";
 import { canonicalDocument } from "../../crypto/signer.ts";
-import { storeDocument } from "../stored-document.ts";
+import { storeDocument } from "../../documents/stored.ts";
 
 /** What a sign needs worked out for a document before the chain is locked. */
 export type PreparationInput = {

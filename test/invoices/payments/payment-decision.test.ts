@@ -1,20 +1,18 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { formatMinor, minorUnits, toMajor } from "../../../src/documents/money.ts";
 import { DomainError } from "../../../src/errors.ts";
 import {
   amountsOf,
   canMove,
   checkPartialBound,
   decidePayment,
-  formatMinor,
-  minorUnits,
   openingBalance,
   type PayableInvoice,
   type PaymentChange,
   type PaymentDecision,
   replayKey,
   replayPayments,
-  toMajor,
 } from "../../../src/invoices/payments/payment-decision.ts";
 import { PAYMENT_STATUSES } from "../../../src/reference/data.ts";
 

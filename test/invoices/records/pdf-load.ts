@@ -4,8 +4,8 @@
  * business's flood of PDF requests.
  */
 import assert from "node:assert/strict";
+import { lineName } from "../../documents/pdf/pdf-inputs.ts";
 import { freshInvoice, type Json, type Tenant } from "../../helpers.ts";
-import { lineName } from "./pdf-inputs.ts";
 
 /** The full fixture under a fresh IRN with `count` lines whose amounts, taxes and totals all add up. */
 export function signableLines(who: Pick<Tenant, "business_id" | "service_id">, count: number): Json {

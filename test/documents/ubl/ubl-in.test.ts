@@ -1,0 +1,144 @@
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import path from "node:path";
+import { describe, test } from "node:test";
+import { build, fixture, type Json, REPO_ROOT, tenant } from "../../helpers.ts";
+import { asSupplier, EXAMPLE_FILES, example, UBL_SCHEMAS } from "./examples.ts";
+
+const XML = { "content-type": "application/xml" };
+const PREFIX = "/api/v1/einvoice";
+
+/** The amounts an example states, by its own elements. */
+function statedTotals(xml: string) {
+  const amount = (name: string) => Number(new RegExp(`<cbc:${name}[^>]*>([^<]+)<`).exec(xml)?.[1]);
+  return {
+    line_extension_amount: amount("LineExtensionAmount"),
+    tax_exclusive_amount: amount("TaxExclusiveAmount"),
+    tax_inclusive_amount: amount("TaxInclusiveAmount"),
+    payable_amount: amount("PayableAmount"),
+  };
+}
+
+describe("UBL 2.1 in: the three real examples", () => {
+  for (const file of EXAMPLE_FILES) {
+    test(`${file}: converts with its totals and lines, validates with no finding on amounts`, async (t) => {
+      const { app, ctx } = await build(t, { EINVOICE_UBL_SCHEMAS: UBL_SCHEMAS });
+      const who = await tenant(ctx);
+      const xml = asSupplier(example(file), who);
+      const converted = await app.inject({
+        method: "POST",
+        url: `${PREFIX}/ubl/convert`,
+        headers: { ...who.headers, ...XML },
+        payload: xml,
+      });
+      assert.equal(converted.statusCode, 200, converted.body);
+      const { document, not_carried } = (
+        converted.json() as { data: { document: Json; not_carried: Json[] } }
+      ).data;
+      const lines = (xml.match(/<cac:(Invoice|CreditNote)Line>/g) ?? []).length;
+      assert.equal((document.invoice_line as Json[]).length, lines);
+      const totals = statedTotals(xml.slice(xml.indexOf("<cac:LegalMonetaryTotal>")));
+      assert.deepEqual(document.legal_monetary_total, totals);
+      assert.ok(not_carried.every((n) => typeof n.xpath === "string" && n.xpath.startsWith("/")));
+      const validated = await app.inject({
+        method: "POST",
+        url: `${PREFIX}/validate`,
+        headers: { ...who.headers, ...XML },
+        payload: xml,
+      });
+      // European examples break Nigerian rules (VAT at 25%, a local telephone, negative lines); what
+      // they break is reported on the UBL's own elements.
+      const violations = ((validated.json() as { error?: { violations?: Json[] } }).error?.violations ??
+        []) as Json[];
+      for (const v of violations)
+        assert.match(String(v.xpath), /^\/(Invoice|CreditNote)\//, JSON.stringify(v));
+    });
+  }
+});
+
+describe("UBL 2.1 both ways", () => {
+  test("a document written as UBL signs, is had back as UBL, and converts to the signed document", async (t) => {
+    const { app, ctx } = await build(t, { EINVOICE_UBL_SCHEMAS: UBL_SCHEMAS });
+    const who = await tenant(ctx);
+    const json = fixture("invoice-full", who);
+    const signed = await app.inject({
+      method: "POST",
+      url: `${PREFIX}/sign`,
+      headers: who.headers,
+      payload: json,
+    });
+    assert.equal(signed.statusCode, 200, signed.body);
+    const out = await app.inject({ url: `${PREFIX}/${String(json.irn)}.xml`, headers: who.headers });
+    assert.equal(out.statusCode, 200, out.body);
+    assert.match(String(out.headers["content-type"]), /^application\/xml/);
+    assert.match(out.body, /<Invoice xmlns="urn:oasis:names:specification:ubl:schema:xsd:Invoice-2"/);
+    assert.match(out.body, /<cbc:InvoiceTypeCode>380<\/cbc:InvoiceTypeCode>/);
+    // The IRN as the invoice's ID and as a document reference, with the QR payload and the signature.
+    assert.match(out.body, new RegExp(`<cbc:ID>${String(json.irn)}</cbc:ID>`));
+    assert.match(out.body, /<cbc:ID>QR<\/cbc:ID>\s*<cbc:DocumentDescription>[A-Za-z0-9+/=]+</);
+    assert.match(out.body, /<cbc:DocumentDescription>EdDSA kid=[^;]+; hash=[0-9a-f]{64}; value=/);
+
+    const back = await app.inject({
+      method: "POST",
+      url: `${PREFIX}/ubl/convert`,
+      headers: { ...who.headers, ...XML },
+      payload: out.body,
+    });
+    assert.equal(back.statusCode, 200, back.body);
+    const document = (back.json() as { data: { document: Json } }).data.document;
+    const record = (
+      await app.inject({ url: `${PREFIX}/${String(json.irn)}`, headers: who.headers })
+    ).json() as {
+      data: { document: Json };
+    };
+    // Every amount to the kobo, and every field the signed document has (UBL out adds what EN 16931
+    // requires: each line's VAT category, a reason for each allowance).
+    const signedDoc = record.data.document;
+    for (const key of [
+      "irn",
+      "issue_date",
+      "invoice_type_code",
+      "document_currency_code",
+      "legal_monetary_total",
+      "tax_total",
+    ]) {
+      assert.deepEqual(document[key], signedDoc[key], key);
+    }
+    const lines = (l: Json[]) =>
+      l.map((x) => [x.line_extension_amount, x.invoiced_quantity, x.hsn_code, x.item]);
+    assert.deepEqual(lines(document.invoice_line as Json[]), lines(signedDoc.invoice_line as Json[]));
+
+    // Signed again as UBL, the same IRN is refused, never overwritten.
+    const again = await app.inject({
+      method: "POST",
+      url: `${PREFIX}/sign`,
+      headers: { ...who.headers, ...XML },
+      payload: out.body,
+    });
+    assert.equal(again.statusCode, 400, again.body);
+    assert.match(again.body, /IRN already exists/);
+  });
+
+  test("type codes: UBL's 380 is the authority's 381 and back, 381 its 380, 383 its 384", async () => {
+    const { typeFromUbl, typeToUbl } = await import("../../../src/documents/ubl/codes.ts");
+    for (const [ubl, ours] of [
+      ["380", "381"],
+      ["381", "380"],
+      ["383", "384"],
+    ]) {
+      assert.deepEqual((typeFromUbl(ubl as string) as { ours: string }).ours, ours);
+      assert.deepEqual((typeToUbl(ours as string) as { ubl: string }).ubl, ubl);
+    }
+    assert.match((typeFromUbl("384") as { refused: string }).refused, /corrected invoice/);
+    assert.equal((typeToUbl("381") as { root: string }).root, "Invoice");
+    assert.equal((typeToUbl("380") as { root: string }).root, "CreditNote");
+    assert.match((typeToUbl("389") as { refused: string }).refused, /no UBL/);
+  });
+});
+
+test("the UBL guide's mapping table is the code's", async () => {
+  const { mappingMarkdown } = await import("../../../src/documents/ubl/mapping.ts");
+  const guide = fs.readFileSync(path.join(REPO_ROOT, "docs", "ubl.md"), "utf8");
+  const table = /<!-- mapping:start -->\n([\s\S]*)\n<!-- mapping:end -->/.exec(guide)?.[1];
+  assert.equal(table, mappingMarkdown(), "regenerate the table in docs/ubl.md from mapping.ts");
+});
