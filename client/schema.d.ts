@@ -565,6 +565,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/einvoice/inbox/{irn}.xml": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A received invoice as a UBL 2.1 Invoice or CreditNote: the supplier's document as received, by the same mapping as a signed invoice's */
+        get: operations["inbox.ubl"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/.well-known/jwks.json": {
         parameters: {
             query?: never;
@@ -2708,6 +2725,11 @@ export interface operations {
                          * @description YYYY-MM-DD
                          */
                         payment_due_date?: string;
+                        payee_financial_account?: {
+                            id: string;
+                            name?: string;
+                            institution?: string;
+                        };
                     }[];
                     payment_terms_note?: string;
                     allowance_charge?: {
@@ -2735,6 +2757,7 @@ export interface operations {
                             };
                         }[];
                     }[];
+                    tax_amount_in_tax_currency?: number;
                     legal_monetary_total: {
                         line_extension_amount: number;
                         tax_exclusive_amount: number;
@@ -3140,6 +3163,11 @@ export interface operations {
                          * @description YYYY-MM-DD
                          */
                         payment_due_date?: string;
+                        payee_financial_account?: {
+                            id: string;
+                            name?: string;
+                            institution?: string;
+                        };
                     }[];
                     payment_terms_note?: string;
                     allowance_charge?: {
@@ -3167,6 +3195,7 @@ export interface operations {
                             };
                         }[];
                     }[];
+                    tax_amount_in_tax_currency?: number;
                     legal_monetary_total: {
                         line_extension_amount: number;
                         tax_exclusive_amount: number;
@@ -3672,6 +3701,11 @@ export interface operations {
                          * @description YYYY-MM-DD
                          */
                         payment_due_date?: string;
+                        payee_financial_account?: {
+                            id: string;
+                            name?: string;
+                            institution?: string;
+                        };
                     }[];
                     payment_terms_note?: string;
                     allowance_charge?: {
@@ -3699,6 +3733,7 @@ export interface operations {
                             };
                         }[];
                     }[];
+                    tax_amount_in_tax_currency?: number;
                     legal_monetary_total: {
                         line_extension_amount: number;
                         tax_exclusive_amount: number;
@@ -9413,6 +9448,304 @@ export interface operations {
                 };
             };
             /** @description the received invoice is too large to print (more lines, or more characters of JSON, than a signed invoice may have, or its rendering outgrew the PDF thread's memory); `error.details` gives its count and the bound. Its document is served whole by `GET /api/v1/einvoice/inbox/{irn}` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status?: false;
+                        /** @description repeats the HTTP status */
+                        code: number;
+                        message: string;
+                        data: null;
+                        error: {
+                            /** @description unique id of this error occurrence */
+                            id?: string;
+                            /** @description the operation that failed */
+                            handler?: string;
+                            /** @description what exactly is wrong, naming the field */
+                            details: string;
+                            public_message?: string;
+                            /** @description the first 200 violations */
+                            violations?: {
+                                /** @description JSON path of the field, e.g. invoice_line[1].price */
+                                path: string;
+                                rule: string;
+                                message: string;
+                                expected?: unknown;
+                                actual?: unknown;
+                                related?: string[];
+                            }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
+                        } | unknown[];
+                        /** Format: date-time */
+                        timestamp?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description too many requests (with these credentials, failed authentications from this address, or requests without credentials from this address; `error.details` says which); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status?: false;
+                        /** @description repeats the HTTP status */
+                        code: number;
+                        message: string;
+                        data: null;
+                        error: {
+                            /** @description unique id of this error occurrence */
+                            id?: string;
+                            /** @description the operation that failed */
+                            handler?: string;
+                            /** @description what exactly is wrong, naming the field */
+                            details: string;
+                            public_message?: string;
+                            /** @description the first 200 violations */
+                            violations?: {
+                                /** @description JSON path of the field, e.g. invoice_line[1].price */
+                                path: string;
+                                rule: string;
+                                message: string;
+                                expected?: unknown;
+                                actual?: unknown;
+                                related?: string[];
+                            }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
+                        } | unknown[];
+                        /** Format: date-time */
+                        timestamp?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description a transient fault (database or authority); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status?: false;
+                        /** @description repeats the HTTP status */
+                        code: number;
+                        message: string;
+                        data: null;
+                        error: {
+                            /** @description unique id of this error occurrence */
+                            id?: string;
+                            /** @description the operation that failed */
+                            handler?: string;
+                            /** @description what exactly is wrong, naming the field */
+                            details: string;
+                            public_message?: string;
+                            /** @description the first 200 violations */
+                            violations?: {
+                                /** @description JSON path of the field, e.g. invoice_line[1].price */
+                                path: string;
+                                rule: string;
+                                message: string;
+                                expected?: unknown;
+                                actual?: unknown;
+                                related?: string[];
+                            }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
+                        } | unknown[];
+                        /** Format: date-time */
+                        timestamp?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    "inbox.ubl": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                irn: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the received invoice, application/xml */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/xml": string;
+                };
+            };
+            /** @description the request or the document is not valid; `error.details` and `error.violations` say why */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status?: false;
+                        /** @description repeats the HTTP status */
+                        code: number;
+                        message: string;
+                        data: null;
+                        error: {
+                            /** @description unique id of this error occurrence */
+                            id?: string;
+                            /** @description the operation that failed */
+                            handler?: string;
+                            /** @description what exactly is wrong, naming the field */
+                            details: string;
+                            public_message?: string;
+                            /** @description the first 200 violations */
+                            violations?: {
+                                /** @description JSON path of the field, e.g. invoice_line[1].price */
+                                path: string;
+                                rule: string;
+                                message: string;
+                                expected?: unknown;
+                                actual?: unknown;
+                                related?: string[];
+                            }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
+                        } | unknown[];
+                        /** Format: date-time */
+                        timestamp?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description API-KEY and API-SECRET are missing or not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status?: false;
+                        /** @description repeats the HTTP status */
+                        code: number;
+                        message: string;
+                        data: null;
+                        error: {
+                            /** @description unique id of this error occurrence */
+                            id?: string;
+                            /** @description the operation that failed */
+                            handler?: string;
+                            /** @description what exactly is wrong, naming the field */
+                            details: string;
+                            public_message?: string;
+                            /** @description the first 200 violations */
+                            violations?: {
+                                /** @description JSON path of the field, e.g. invoice_line[1].price */
+                                path: string;
+                                rule: string;
+                                message: string;
+                                expected?: unknown;
+                                actual?: unknown;
+                                related?: string[];
+                            }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
+                        } | unknown[];
+                        /** Format: date-time */
+                        timestamp?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description no such invoice for this business, or no such route */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status?: false;
+                        /** @description repeats the HTTP status */
+                        code: number;
+                        message: string;
+                        data: null;
+                        error: {
+                            /** @description unique id of this error occurrence */
+                            id?: string;
+                            /** @description the operation that failed */
+                            handler?: string;
+                            /** @description what exactly is wrong, naming the field */
+                            details: string;
+                            public_message?: string;
+                            /** @description the first 200 violations */
+                            violations?: {
+                                /** @description JSON path of the field, e.g. invoice_line[1].price */
+                                path: string;
+                                rule: string;
+                                message: string;
+                                expected?: unknown;
+                                actual?: unknown;
+                                related?: string[];
+                            }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
+                        } | unknown[];
+                        /** Format: date-time */
+                        timestamp?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the Idempotency-Key was used for another request (another body or route); nothing was done */
             422: {
                 headers: {
                     [name: string]: unknown;

@@ -65,6 +65,8 @@ export const DOMAIN_CODES = [
    * invoice may have, or its rendering outgrew the PDF thread's memory. The request was fine.
    */
   "too_large_to_print",
+  /** A stored or received invoice that UBL (EN 16931) cannot state: a tax that is not VAT, say. */
+  "ubl_not_expressible",
   "unsupported_media_type",
   "rate_limited",
   /** A business's messages waiting for the authority are as many as it may have: retry later. */

@@ -7,6 +7,7 @@ import { BATCH_MAX_DOCUMENTS } from "../invoices/registration/batch-limits.ts";
 import { inboxCommands, writeReceivedPdf } from "./inbox.ts";
 import { print, progress, withContext } from "./output.ts";
 import { SubmitError, submit } from "./submit.ts";
+import { ublCommands } from "./ubl.ts";
 
 type SubmitOptions = {
   transmit: boolean;
@@ -54,6 +55,7 @@ export function invoiceCommands(program: Command): void {
       });
     });
   inboxCommands(invoices);
+  ublCommands(program, invoices, apiCredentials);
   invoices
     .command("submit")
     .description(

@@ -112,9 +112,21 @@ export const InvoiceDocument = Type.Object(
     accounting_customer_party: Party("customer"),
     actual_delivery_date: Type.Optional(DateText),
     payment_means: Type.Optional(
-      Type.Array(Type.Object({ payment_means_code: Text(10), payment_due_date: Type.Optional(DateText) }), {
-        maxItems: 20,
-      }),
+      Type.Array(
+        Type.Object({
+          payment_means_code: Text(10),
+          payment_due_date: Type.Optional(DateText),
+          // Where a transfer goes (EN 16931 BT-84 to BT-86): a credit transfer must say it (BR-61).
+          payee_financial_account: Type.Optional(
+            Type.Object({
+              id: Text(100),
+              name: Type.Optional(Text(200)),
+              institution: Type.Optional(Text(100)),
+            }),
+          ),
+        }),
+        { maxItems: 20 },
+      ),
     ),
     payment_terms_note: Type.Optional(Type.String({ maxLength: 5000 })),
     allowance_charge: Type.Optional(
@@ -145,6 +157,8 @@ export const InvoiceDocument = Type.Object(
         { maxItems: 20 },
       ),
     ),
+    /** The VAT total in `tax_currency_code` when it is not the document's (EN 16931 BT-111). */
+    tax_amount_in_tax_currency: Type.Optional(Amount),
     legal_monetary_total: Type.Object({
       line_extension_amount: Amount,
       tax_exclusive_amount: Amount,

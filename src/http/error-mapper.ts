@@ -39,6 +39,7 @@ export const ERROR_STATUS: Record<DomainCode, number> = {
   // or smaller request can change the invoice it names. 422: understood, and refused for good.
   too_large_to_print: 422,
   unsupported_media_type: 415,
+  ubl_not_expressible: 422,
   rate_limited: 429,
   forward_queue_full: 429,
   service_unavailable: 503,

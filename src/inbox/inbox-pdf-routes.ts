@@ -1,8 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { charsRefusal } from "../documents/pdf/bounds.ts";
 import type { InvoicePdfs, ReceivedDocuments } from "../documents/pdf/service.ts";
+import { writeUbl } from "../documents/ubl/write.ts";
+import { DomainError } from "../errors.ts";
 import { clientGone } from "../http/client-gone.ts";
 import { sendPdf } from "../http/envelope.ts";
-import { errorResponses, pdfResponses } from "../http/openapi.ts";
+import { errorResponses, pdfResponses, xmlResponses } from "../http/openapi.ts";
+import { sendXml } from "../http/xml-body.ts";
 import { InboxIrnParams } from "./inbox-route-schemas.ts";
 
 const PREFIX = "/api/v1/einvoice/inbox";
@@ -42,6 +46,31 @@ export function inboxPdfRoutes(deps: {
         // A PDF whose client has gone is not rendered.
         const pdf = await pdfs.receivedPdf(request.principal, request.params.irn, inbox, clientGone(reply));
         return sendPdf(reply, request.params.irn, pdf);
+      },
+    );
+
+    app.get(
+      `${PREFIX}/:irn.xml`,
+      {
+        schema: {
+          summary:
+            "A received invoice as a UBL 2.1 Invoice or CreditNote: the supplier's document as received, by the same mapping as a signed invoice's",
+          tags: ["inbox"],
+          params: InboxIrnParams,
+          response: xmlResponses("the received invoice, application/xml", [...BY_IRN, 422]),
+        },
+        config: { handler: "inbox.ubl", failureMessage: "Failed to fetch invoice" },
+      },
+      async (request, reply) => {
+        const { row, chars, open } = await inbox.document(request.principal, request.params.irn);
+        const refusal = charsRefusal(chars);
+        if (refusal) {
+          throw new DomainError("too_large_to_print", {
+            message: "Invoice too large to write as UBL",
+            details: refusal.replace("a PDF is printed", "UBL is written"),
+          });
+        }
+        return sendXml(reply, row.irn, writeUbl({ irn: row.irn, document: open() }));
       },
     );
   };

@@ -141,9 +141,14 @@ export function inboxService(deps: {
     },
 
     /** The document of a received invoice, for its PDF. */
+    /** A received invoice's row and its stored size; its document parsed only when opened. */
     async document(principal: Principal, irn: string) {
       const row = await mine(principal, irn);
-      return { row, document: openDocument(row, sealer) };
+      return {
+        row,
+        chars: row.document.length + (row.sealed?.length ?? 0),
+        open: () => openDocument(row, sealer),
+      };
     },
 
     async acknowledge(principal: Principal, irn: string, actor: string) {

@@ -176,7 +176,7 @@ test("a received PDF is rendered in the buyer's share of the PDF queue: refused 
   const inbox = {
     async document(principal: { businessId: string }, irn: string) {
       calls.push(`read ${principal.businessId} ${irn}`);
-      return { row, document };
+      return { row, chars: JSON.stringify(document).length, open: () => document };
     },
   };
   let busy: string | undefined;
@@ -284,7 +284,11 @@ test("a received invoice of 100,000 lines: its PDF is refused before rendering (
   assert.equal(body.message, "Invoice too large to print");
   const error = body.error as Json;
   assert.equal(error.handler, "inbox.pdf");
-  assert.match(String(error.details), /100,000 invoice lines; a PDF is printed with at most 10,000/);
+  // Refused on its stored size, before its 30 MB of JSON are parsed.
+  assert.match(
+    String(error.details),
+    /over 2,097,152 characters of JSON; a PDF is printed from at most that/,
+  );
   assert.ok(ms < 2000, `answered after ${ms.toFixed(0)} ms of the service's work`);
   assert.ok(waits.length >= 3, `${waits.length} probes`);
   const longest = Math.max(...waits);

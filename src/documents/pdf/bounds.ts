@@ -94,9 +94,15 @@ export function printRefusal(document: unknown): string | undefined {
       return `the invoice has ${count.toLocaleString("en-US")} ${bound.what}; a PDF is printed with at most ${bound.most.toLocaleString("en-US")}, the most a signed invoice may have`;
     }
   }
-  const chars = jsonLength(document, PRINTED_CHARS);
-  if (chars > PRINTED_CHARS) {
-    return `the invoice's document is over ${PRINTED_CHARS.toLocaleString("en-US")} characters of JSON; a PDF is printed from at most that (twice the API's 1 MiB request bound)`;
-  }
-  return undefined;
+  return charsRefusal(jsonLength(document, PRINTED_CHARS));
+}
+
+/**
+ * Why a document of `chars` characters of JSON is too large to print; undefined when it is not. Asked
+ * of a stored document's text before it is parsed: 30 MB of JSON takes a few hundred milliseconds
+ * to parse, which no request may hold the event loop for.
+ */
+export function charsRefusal(chars: number): string | undefined {
+  if (chars <= PRINTED_CHARS) return undefined;
+  return `the invoice's document is over ${PRINTED_CHARS.toLocaleString("en-US")} characters of JSON; a PDF is printed from at most that (twice the API's 1 MiB request bound)`;
 }

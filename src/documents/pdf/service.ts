@@ -1,7 +1,7 @@
 import type { Principal } from "../../businesses/business-service.ts";
 import { DomainError } from "../../errors.ts";
 import { busyError, droppedError, JobDropped } from "../../threads/fair-queue.ts";
-import { printRefusal } from "./bounds.ts";
+import { charsRefusal, printRefusal } from "./bounds.ts";
 import { PdfCache } from "./cache.ts";
 import {
   PdfOutOfMemory,
@@ -30,10 +30,11 @@ export type ReceivedPrintable = {
  * IRN is not found): the inbox's service, handed in by the caller, as this folder does not import it.
  */
 export type ReceivedDocuments = {
+  /** The row, its document's stored size in characters, and the document, parsed when opened. */
   document(
     principal: Principal,
     irn: string,
-  ): Promise<{ row: ReceivedPrintable; document: Record<string, unknown> }>;
+  ): Promise<{ row: ReceivedPrintable; chars: number; open(): Record<string, unknown> }>;
 };
 
 /** The input of a received invoice's copy. */
@@ -184,8 +185,11 @@ export function invoicePdfs(deps: {
     receivedPdf(principal: Principal, irn: string, inbox: ReceivedDocuments, signal?: AbortSignal) {
       return render(
         async () => {
-          const { row, document } = await inbox.document(principal, irn);
-          return { input: receivedPdfInput(row, document), revision: row.status };
+          const { row, chars, open } = await inbox.document(principal, irn);
+          // Measured before it is parsed: a received document may be far larger than a signed one.
+          const refusal = charsRefusal(chars);
+          if (refusal) throw tooLarge(refusal);
+          return { input: receivedPdfInput(row, open()), revision: row.status };
         },
         { business: principal.businessId, signal },
       );

@@ -127,7 +127,13 @@ export const PARTY: readonly Row[] = [
     note: "the seller's additional legal information; UBL's, not EN 16931's, for the customer",
   },
   { bt: "BT-43, BT-58", ubl: "cac:Contact/cbc:ElectronicMail", field: "email", kind: "text" },
-  { bt: "BT-42, BT-57", ubl: "cac:Contact/cbc:Telephone", field: "telephone", kind: "text" },
+  {
+    bt: "BT-42, BT-57",
+    ubl: "cac:Contact/cbc:Telephone",
+    field: "telephone",
+    kind: "text",
+    note: "spaces, dots, hyphens and brackets dropped; a Nigerian number's leading 0 is +234 (`0803 123 4567` is `+2348031234567`)",
+  },
   {
     bt: "BT-35, BT-36, BT-162",
     ubl: "cac:PostalAddress/(cbc:StreetName, cbc:AdditionalStreetName, cac:AddressLine/cbc:Line)",
@@ -284,9 +290,10 @@ export const VAT: readonly Row[] = [
   },
   {
     bt: "BT-111",
-    ubl: "(a second cac:TaxTotal)/cbc:TaxAmount",
+    ubl: "(the cac:TaxTotal in the tax currency)/cbc:TaxAmount",
+    field: "tax_amount_in_tax_currency",
     kind: "amount",
-    note: "the VAT in the tax currency: not carried (the authority converts)",
+    note: "when the tax currency (BT-6) is not the document's",
   },
 ];
 
@@ -335,6 +342,24 @@ export const TOTALS: readonly Row[] = [
 export const PAYMENT: readonly Row[] = [
   { bt: "BT-81", ubl: "cbc:PaymentMeansCode", field: "payment_means[].payment_means_code", kind: "code" },
   { bt: "BT-9", ubl: "cbc:PaymentDueDate", field: "payment_means[].payment_due_date", kind: "date" },
+  {
+    bt: "BT-84",
+    ubl: "cac:PayeeFinancialAccount/cbc:ID",
+    field: "payment_means[].payee_financial_account.id",
+    kind: "text",
+  },
+  {
+    bt: "BT-85",
+    ubl: "cac:PayeeFinancialAccount/cbc:Name",
+    field: "payment_means[].payee_financial_account.name",
+    kind: "text",
+  },
+  {
+    bt: "BT-86",
+    ubl: "cac:PayeeFinancialAccount/cac:FinancialInstitutionBranch/cbc:ID",
+    field: "payment_means[].payee_financial_account.institution",
+    kind: "text",
+  },
 ];
 
 /** Where what UBL cannot say comes from. */

@@ -1,6 +1,6 @@
 import { parseIrn } from "../../crypto/irn.ts";
 import type { Violation } from "../../errors.ts";
-import { typeFromUbl, vatFromUbl } from "./codes.ts";
+import { NOT_SUBJECT, typeFromUbl, vatFromUbl } from "./codes.ts";
 import { ALLOWANCE, HEADER, LINE, PARTY, PAYMENT, type Row, TOTALS } from "./mapping.ts";
 import { Reading, setPath } from "./reading.ts";
 import { type UblNode, unused } from "./tree.ts";
@@ -83,6 +83,7 @@ export function readUbl(root: UblNode, signer: Signer): UblRead {
   readTaxes(r, root, doc);
   readTotals(r, root, doc);
   readLines(r, root, doc, credit);
+  exemptionsOf(doc);
 
   for (const path of unused(root, r.readAttrs)) {
     r.warnings.push({
@@ -202,8 +203,22 @@ function readParty(r: Reading, party: UblNode, field: string): Record<string, un
   r.sources.set(`${field}.postal_address.street_name`, `${party.path}/cac:PostalAddress/cbc:StreetName`);
   for (const row of PARTY_PLAIN)
     r.put(out, row.field as string, `${field}.${row.field}`, party, row.ubl, row.kind);
+  if (typeof out.telephone === "string") out.telephone = telephone(out.telephone);
   r.sources.set(`${field}.postal_address`, address?.path ?? `${party.path}/cac:PostalAddress`);
   return out;
+}
+
+/**
+ * A telephone number as this API writes it (E.164, `+2348031234567`): UBL's is free text, and
+ * Nigerian ERPs write the local form (`0803 123 4567`) as often as the international one. Spaces,
+ * dots, hyphens and brackets are dropped, and a Nigerian number's leading 0 is its +234. Anything
+ * else is kept as written, for the validation to report on its element.
+ */
+export function telephone(text: string): string {
+  const compact = text.replace(/[\s.()-]/g, "");
+  if (/^0[789]\d{9}$/.test(compact)) return `+234${compact.slice(1)}`;
+  if (/^00[1-9]\d{6,14}$/.test(compact)) return `+${compact.slice(2)}`;
+  return /^\+[1-9]\d{6,14}$/.test(compact) ? compact : text;
 }
 
 function readPayment(r: Reading, root: UblNode, doc: Record<string, unknown>, credit: boolean) {
@@ -227,6 +242,34 @@ function readPayment(r: Reading, root: UblNode, doc: Record<string, unknown>, cr
 }
 
 /** A category of UNCL 5305 and its percent, as this API's tax category; undefined when refused. */
+/** The UNCL 5305 letter each category read came from: Z and E are both ZERO_VAT at 0%. */
+const LETTERS = new WeakMap<object, string>();
+
+/**
+ * A line's or an allowance's exempt category takes the exemption of the breakdown's category of
+ * the same letter and rate: EN 16931 states the reason once, in the breakdown, and UBL out must
+ * write E (not Z) on the line again.
+ */
+function exemptionsOf(doc: Record<string, unknown>): void {
+  const total = (
+    doc.tax_total as { tax_subtotal?: { tax_category?: Record<string, unknown> }[] }[] | undefined
+  )?.[0];
+  const breakdown = (total?.tax_subtotal ?? []).map((s) => s.tax_category).filter((c) => c !== undefined);
+  const holders = [
+    ...((doc.invoice_line ?? []) as Record<string, unknown>[]),
+    ...((doc.allowance_charge ?? []) as Record<string, unknown>[]),
+  ];
+  for (const holder of holders) {
+    const own = holder.tax_category as Record<string, unknown> | undefined;
+    const letter = own ? LETTERS.get(own) : undefined;
+    if (!own || letter !== "E") continue;
+    const match = breakdown.find((b) => LETTERS.get(b) === letter && b.percent === own.percent);
+    for (const key of ["exemption_reason_code", "exemption_reason"]) {
+      if (own[key] === undefined && match?.[key] !== undefined) own[key] = match[key];
+    }
+  }
+}
+
 function category(r: Reading, node: UblNode | undefined, at: string, exemption: boolean) {
   if (!node) return undefined;
   r.sources.set(at, node.path);
@@ -252,8 +295,9 @@ function category(r: Reading, node: UblNode | undefined, at: string, exemption: 
       "code",
     );
     r.put(out, "exemption_reason", `${at}.exemption_reason`, node, "cbc:TaxExemptionReason", "text");
-    if (found.ubl === "O") out.exemption_reason_code = "VATEX-EU-O";
   }
+  if (found.ubl === "O") out.exemption_reason_code = NOT_SUBJECT;
+  LETTERS.set(out, found.ubl);
   return out;
 }
 
@@ -278,6 +322,24 @@ function readTaxes(r: Reading, root: UblNode, doc: Record<string, unknown>) {
   const totals = r.all(root, "cac:TaxTotal");
   const own = totals.find((t) => r.peek(t, "cbc:TaxAmount")?.attrs.currencyID === currency) ?? totals[0];
   for (const other of totals) if (other !== own) other.used = false;
+  // BT-111: the VAT total in the tax currency, when that is not the document's.
+  const accounting = totals.find(
+    (t) =>
+      t !== own &&
+      doc.tax_currency_code !== currency &&
+      r.peek(t, "cbc:TaxAmount")?.attrs.currencyID === doc.tax_currency_code,
+  );
+  if (accounting) {
+    accounting.used = true;
+    r.put(
+      doc,
+      "tax_amount_in_tax_currency",
+      "tax_amount_in_tax_currency",
+      accounting,
+      "cbc:TaxAmount",
+      "amount",
+    );
+  }
   if (!own) return;
   r.sources.set("tax_total[0]", own.path);
   const total: Record<string, unknown> = {};

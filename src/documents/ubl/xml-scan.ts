@@ -74,7 +74,7 @@ function startsWith(buf: Buffer, at: number, prefix: string): boolean {
   return true;
 }
 
-/** Namespace declaration values may use references; decoded only for the few (≤ 64) kept in scope. */
+/** A namespace declaration's value, its references decoded. */
 function decodeReferences(value: string): string {
   const named: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'" };
   return value.replace(/&(#x[0-9a-fA-F]+|#[0-9]+|[a-z]+);/g, (whole, ref: string) => {
@@ -96,7 +96,14 @@ class Scan {
   // The open elements' names, as byte ranges: decoded only to report a breach.
   private readonly nameStarts: number[] = [];
   private readonly nameEnds: number[] = [];
-  private readonly scope: { prefix: string; uri: string; depth: number }[] = [];
+  /** The namespace declarations in scope, as byte ranges: decoded only for a long text. */
+  private readonly scope: {
+    nameStart: number;
+    nameEnd: number;
+    valueStart: number;
+    valueEnd: number;
+    depth: number;
+  }[] = [];
   // Some writers declare the namespace again on every element: only distinct ones are counted.
   private readonly distinct = new Set<string>();
   private elements = 0;
@@ -145,7 +152,12 @@ class Scan {
     if (name.slice(colon + 1) !== "EmbeddedDocumentBinaryObject") return false;
     const prefix = colon < 0 ? "" : name.slice(0, colon);
     for (let i = this.scope.length - 1; i >= 0; i--) {
-      if (this.scope[i]?.prefix === prefix) return this.scope[i]?.uri === CBC_NAMESPACE;
+      const declaration = this.scope[i];
+      if (!declaration) continue;
+      const { nameStart, nameEnd, valueStart, valueEnd } = declaration;
+      const declared = nameEnd === nameStart + 5 ? "" : this.buf.toString("utf8", nameStart + 6, nameEnd);
+      if (declared !== prefix) continue;
+      return decodeReferences(this.buf.toString("utf8", valueStart, valueEnd)) === CBC_NAMESPACE;
     }
     return false;
   }
@@ -262,14 +274,15 @@ class Scan {
       const message = `more than ${count(bounds.namespaceDeclarations)} namespace declarations`;
       return this.breach("namespaces", message, nameStart);
     }
-    const prefix = nameEnd === nameStart + 5 ? "" : buf.toString("utf8", nameStart + 6, nameEnd);
-    const uri = decodeReferences(buf.toString("utf8", valueStart, valueEnd));
-    this.distinct.add(`${prefix} ${uri}`);
+    // Counted as written, undecoded: the same namespace written two ways counts twice.
+    this.distinct.add(
+      `${buf.toString("latin1", nameStart, nameEnd)} ${buf.toString("latin1", valueStart, valueEnd)}`,
+    );
     if (this.distinct.size > bounds.namespaces) {
       const message = `more than ${bounds.namespaces} distinct namespace declarations`;
       return this.breach("namespaces", message, nameStart);
     }
-    this.scope.push({ prefix, uri, depth: this.nameStarts.length });
+    this.scope.push({ nameStart, nameEnd, valueStart, valueEnd, depth: this.nameStarts.length });
     return undefined;
   }
 }

@@ -19,7 +19,7 @@ export function warmUpDocuments(): (string | Buffer)[] {
   const declarations = (from: number, n: number) =>
     Array.from({ length: n }, (_, i) => ` xmlns:p${from + i}="urn:x:${from + i}"`).join("");
   return [
-    invoice(line.repeat(10_000)),
+    invoice(line.repeat(Math.floor((XML_BOUNDS.bytes - 1024) / line.length))),
     invoice(`<cbc:Note>${"<x>".repeat(XML_BOUNDS.depth)}${"</x>".repeat(XML_BOUNDS.depth)}</cbc:Note>`),
     invoice("<a/>".repeat(XML_BOUNDS.elements)),
     invoice("<!--c-->".repeat(XML_BOUNDS.markup + 1)),

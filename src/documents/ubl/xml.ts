@@ -213,7 +213,8 @@ export function parseXml(body: Buffer | string): ParsedXml {
   } catch (error) {
     if (!(error instanceof XmlParseError)) throw error;
     const first = error.details.find((d) => d.level >= 2) ?? error.details[0];
-    const message = (first?.message ?? error.message).trim();
+    // libxml2 quotes names from the document, which may be 50,000 characters long.
+    const message = (first?.message ?? error.message).trim().slice(0, 300);
     return refuse({ rule: "malformed", message: `not well-formed XML: ${message}`, line: first?.line });
   }
   if (doc.dtd !== null) {

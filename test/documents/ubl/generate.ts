@@ -115,6 +115,11 @@ export type GenerateOptions = {
   issueDate?: string;
   currency?: "NGN" | "USD";
   id?: string;
+  /**
+   * Only what this API's invoice document carries: every line a product with its HS code, no
+   * returned (negative) line, no prepaid or rounding amount. What it cannot carry is tested apart.
+   */
+  carriable?: boolean;
 };
 
 /**
@@ -1327,7 +1332,7 @@ export function generateUbl(seed: number, opts: GenerateOptions): { xml: string;
   for (let i = 0; i < lineCount; i++) {
     const category = lineCategories[i] as Category;
     const fits = (product: Product) => product.categories.includes(category);
-    const pool = rng.chance(0.08) ? SERVICES : PRODUCTS;
+    const pool = rng.chance(0.08) && !opts.carriable ? SERVICES : PRODUCTS;
     const candidates = pool.filter(fits);
     const fromCsv = pool === PRODUCTS && rng.chance(0.35);
     const product: Product = fromCsv
@@ -1368,7 +1373,7 @@ export function generateUbl(seed: number, opts: GenerateOptions): { xml: string;
       gross -
       allowances.reduce((sum, a) => sum + a.amount, 0n) +
       charges.reduce((sum, c) => sum + c.amount, 0n);
-    const hsCode = product.hs && rng.chance(0.95) ? product.hs : null;
+    const hsCode = product.hs && (rng.chance(0.95) || opts.carriable) ? product.hs : null;
     lines.push({
       id: String((i + 1) * lineIdStep),
       product,
@@ -1408,7 +1413,7 @@ export function generateUbl(seed: number, opts: GenerateOptions): { xml: string;
   }
   // Now and then an invoice takes back items of an earlier line: a negative quantity, as returns
   // are written, never more than that line's net.
-  if (kind === "Invoice" && lines.length >= 2 && rng.chance(0.08)) {
+  if (kind === "Invoice" && lines.length >= 2 && rng.chance(0.08) && !opts.carriable) {
     const earlier = lines.find(
       (line) => line.quantity.s === 0 && line.quantity.n >= 2n && line.baseQuantity === 1n,
     );
@@ -1480,11 +1485,11 @@ export function generateUbl(seed: number, opts: GenerateOptions): { xml: string;
   const taxTotal = vat.reduce((sum, v) => sum + v.tax, 0n);
   const taxInclusive = taxExclusive + taxTotal;
   const prepaid =
-    taxInclusive > 0n && rng.chance(0.06)
+    taxInclusive > 0n && rng.chance(0.06) && !opts.carriable
       ? roundDiv(taxInclusive * BigInt(rng.pick([20, 30, 50])), 100n)
       : 0n;
   let rounding = 0n;
-  if (naira && rng.chance(0.06)) {
+  if (naira && rng.chance(0.06) && !opts.carriable) {
     // Cash rounding to whole naira.
     const due = taxInclusive - prepaid;
     rounding = roundDiv(due, 100n) * 100n - due;
