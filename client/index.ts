@@ -5,6 +5,12 @@
  *
  *   const api = einvoiceClient({ baseUrl: "http://127.0.0.1:8080", apiKey, apiSecret });
  *   const { data, error } = await api.POST("/api/v1/einvoice/validate", { body: invoice });
+ *
+ * UBL 2.1 (Peppol BIS 3, EN 16931) goes in and comes out through `api.ubl`: the same routes with an
+ * XML body, their answers typed as the JSON ones.
+ *
+ *   await api.ubl.sign(xml);                  // or validate, signTransmit, convert
+ *   const xml = await api.ubl.invoice(irn);   // GET {IRN}.xml; api.ubl.received(irn) for the inbox
  */
 import createClient from "openapi-fetch";
 import type { paths } from "./schema.d.ts";
@@ -80,12 +86,42 @@ export function retryingFetch(options: Pick<ClientOptions, "retries" | "maxRetry
   };
 }
 
+type Json = ReturnType<typeof createClient<paths>>;
+
+/** A UBL document sent as it is, with its XML content type; `irn` the IRN to sign under, if given. */
+function xmlBody(xml: string, irn?: string) {
+  return {
+    body: xml as never,
+    bodySerializer: (body: unknown) => body as string,
+    headers: { "content-type": "application/xml" },
+    params: { query: irn === undefined ? {} : { irn } },
+  };
+}
+
+/** The routes that read and write UBL 2.1, typed by the same OpenAPI document. */
+function ubl(api: Json) {
+  return {
+    validate: (xml: string, irn?: string) => api.POST("/api/v1/einvoice/validate", xmlBody(xml, irn)),
+    sign: (xml: string, irn?: string) => api.POST("/api/v1/einvoice/sign", xmlBody(xml, irn)),
+    signTransmit: (xml: string, irn?: string) => api.POST("/api/v1/einvoice/sign-transmit", xmlBody(xml, irn)),
+    /** The document that would be signed, and what the UBL says that it does not carry. */
+    convert: (xml: string, irn?: string) => api.POST("/api/v1/einvoice/ubl/convert", xmlBody(xml, irn)),
+    /** A signed invoice as UBL 2.1 (a refusal: its JSON envelope, as text). */
+    invoice: (irn: string) =>
+      api.GET("/api/v1/einvoice/{irn}.xml", { params: { path: { irn } }, parseAs: "text" }),
+    /** An invoice the business received, as UBL 2.1. */
+    received: (irn: string) =>
+      api.GET("/api/v1/einvoice/inbox/{irn}.xml", { params: { path: { irn } }, parseAs: "text" }),
+  };
+}
+
 export function einvoiceClient(options: ClientOptions) {
-  return createClient<paths>({
+  const api = createClient<paths>({
     baseUrl: options.baseUrl,
     headers: { "API-KEY": options.apiKey, "API-SECRET": options.apiSecret },
     fetch: retryingFetch(options),
   });
+  return Object.assign(api, { ubl: ubl(api) });
 }
 
 export type EinvoiceClient = ReturnType<typeof einvoiceClient>;

@@ -78,6 +78,7 @@ const LAYERS = {
       "test/dashboard/dashboard.test.ts",
       "test/dashboard/inbox-pages.test.ts",
       "test/dashboard/long-documents.test.ts",
+      "test/dashboard/ubl-downloads.test.ts",
       "test/http/",
       "test/idempotency/idempotency.test.ts",
       "test/inbox/",

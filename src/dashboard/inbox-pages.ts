@@ -3,7 +3,17 @@ import { DomainError } from "../errors.ts";
 import type { InboxFilter } from "../inbox/inbox-repository.ts";
 import type { DashboardService } from "./dashboard-service.ts";
 import { inboxPage, RECEIVED_STATUSES, receivedPage } from "./inbox-views.ts";
-import { config, DASHBOARD, type DashboardApp, DocumentQuery, notice, oneOf, PAGE, send } from "./page.ts";
+import {
+  config,
+  DASHBOARD,
+  type DashboardApp,
+  DocumentQuery,
+  notice,
+  oneOf,
+  PAGE,
+  send,
+  sendUbl,
+} from "./page.ts";
 
 const BusinessParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
 const ReceivedParams = Type.Object({
@@ -32,7 +42,12 @@ export function inboxPages(
   deps: {
     dashboard: Pick<
       DashboardService,
-      "received" | "receivedInvoice" | "acknowledgeReceived" | "rejectReceived" | "receivedPdf"
+      | "received"
+      | "receivedInvoice"
+      | "acknowledgeReceived"
+      | "rejectReceived"
+      | "receivedPdf"
+      | "receivedUbl"
     >;
   },
 ): void {
@@ -75,6 +90,15 @@ export function inboxPages(
         .type("application/pdf")
         .header("content-disposition", `attachment; filename="${irn.replace(/[^A-Za-z0-9._-]/g, "_")}.pdf"`)
         .send(pdf);
+    },
+  );
+
+  app.get(
+    `${DASHBOARD}/businesses/:id/inbox/:irn/xml`,
+    { schema: { ...PAGE, params: ReceivedParams }, config: config("received_ubl") },
+    async (request, reply) => {
+      const { id, irn } = request.params;
+      return sendUbl(reply, irn, await dashboard.receivedUbl(id, irn));
     },
   );
 

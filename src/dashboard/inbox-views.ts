@@ -132,6 +132,7 @@ export function receivedPage(data: Data<"receivedInvoice">, notice?: string, lin
   <dt>Received</dt><dd>${when(r.received_at)}</dd>
   <dt>Decided</dt><dd>${when(r.decided_at)}</dd>
   <dt>PDF</dt><dd>${refusal ? html`<span class="muted" id="pdf-refused">Not printed: ${refusal}</span>` : html`<a href="${receivedOf(b.id, r.irn)}/pdf">Download the PDF</a>`}</dd>
+  <dt>UBL 2.1</dt><dd>${refusal ? html`<span class="muted">Not written: ${refusal}</span>` : html`<a id="ubl" href="${receivedOf(b.id, r.irn)}/xml">Download the invoice as UBL</a>`}</dd>
 </dl>
 ${r.status === "RECEIVED" ? decide(b.id, r.irn) : ""}
 <h2>Amounts</h2>

@@ -12,6 +12,7 @@ import {
   oneOf,
   PAGE,
   send,
+  sendUbl,
 } from "./page.ts";
 import { invoicePage, invoicesPage, outboxPage } from "./views.ts";
 
@@ -31,7 +32,12 @@ const InvoiceQuery = Type.Object({
 
 export function invoicePages(
   app: DashboardApp,
-  deps: { dashboard: Pick<DashboardService, "invoices" | "businesses" | "invoice" | "requeue" | "outbox"> },
+  deps: {
+    dashboard: Pick<
+      DashboardService,
+      "invoices" | "businesses" | "invoice" | "invoiceUbl" | "requeue" | "outbox"
+    >;
+  },
 ): void {
   const { dashboard } = deps;
 
@@ -70,6 +76,13 @@ export function invoicePages(
           request.query.line,
         ),
       ),
+  );
+
+  app.get(
+    `${DASHBOARD}/invoices/:irn/xml`,
+    { schema: { ...PAGE, params: IrnParams }, config: config("invoice_ubl") },
+    async (request, reply) =>
+      sendUbl(reply, request.params.irn, await dashboard.invoiceUbl(request.params.irn)),
   );
 
   app.post(

@@ -33,3 +33,11 @@ export function stylesheetRoute(app: DashboardApp): void {
     reply.type("text/css; charset=utf-8").header("cache-control", "max-age=300").send(STYLE),
   );
 }
+
+/** A UBL document to download: the operator's copy of an invoice, named after its IRN. */
+export function sendUbl(reply: FastifyReply, irn: string, xml: string) {
+  return reply
+    .type("application/xml; charset=utf-8")
+    .header("content-disposition", `attachment; filename="${irn.replace(/[^A-Za-z0-9._-]/g, "_")}.xml"`)
+    .send(xml);
+}

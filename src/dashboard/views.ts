@@ -318,6 +318,7 @@ export function invoicePage(data: Data<"invoice">, notice?: string, line?: numbe
   <dt>Signature</dt><dd>${r.signature ? html`${r.signature.alg} · key <code>${r.signature.kid}</code>` : "—"}</dd>
   <dt>Hash</dt><dd><code>${r.signature?.hash ?? "—"}</code></dd>
   <dt>Previous hash</dt><dd><code>${r.previous_hash ?? "— (first of its chain)"}</code></dd>
+  <dt>UBL 2.1</dt><dd><a id="ubl" href="/dashboard/invoices/${encodeURIComponent(r.irn)}/xml">Download the invoice as UBL</a></dd>
 </dl>
 <figure class="qr"><img src="${qr}" alt="QR code of ${r.irn}" width="240" height="240"><figcaption>The QR code printed on the invoice</figcaption></figure>
 </div>

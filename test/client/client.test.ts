@@ -7,6 +7,7 @@ import { test } from "node:test";
 import { promisify } from "node:util";
 import openapiTS, { astToString } from "openapi-typescript";
 import { einvoiceClient, retryingFetch } from "../../client/index.ts";
+import { writeUbl } from "../../src/documents/ubl/write.ts";
 import { ENGINE, freshInvoice, listen, REPO_ROOT, SHARED_DIR, tenant } from "../helpers.ts";
 
 const exec = promisify(execFile);
@@ -194,4 +195,28 @@ test(`typed client on ${ENGINE}: a buyer lists, reads and acknowledges what anot
   const theirs = await sellerApi.GET("/api/v1/einvoice/inbox/{irn}", { params: { path: { irn } } });
   assert.equal(theirs.response.status, 404);
   assert.equal(theirs.error?.message, "Invoice not found");
+});
+
+test("typed client: UBL in (sign, convert) and out (the signed invoice as UBL), answers typed as JSON's", async (t) => {
+  const { ctx, url } = await listen(t, { EINVOICE_UBL_SCHEMAS: path.join(SHARED_DIR, "data", "ubl", "xsd") });
+  const a = await tenant(ctx);
+  const api = einvoiceClient({ baseUrl: url, apiKey: a.api_key, apiSecret: a.api_secret });
+  const invoice = freshInvoice(a);
+  const irn = String(invoice.irn);
+  const xml = writeUbl({ irn, document: invoice });
+
+  const converted = await api.ubl.convert(xml);
+  assert.equal(converted.data?.message, "Invoice converted successfully");
+  assert.equal(converted.data?.data.document.irn, irn);
+  const signed = await api.ubl.sign(xml);
+  assert.equal(signed.data?.message, "Invoice signed successfully");
+  const again = await api.ubl.sign(xml);
+  assert.equal(again.response.status, 400);
+  assert.equal(again.error?.message, "IRN already exists.");
+
+  const out = await api.ubl.invoice(irn);
+  assert.equal(out.response.status, 200);
+  assert.match(String(out.data), new RegExp(`<cbc:ID>${irn}</cbc:ID>`));
+  const missing = await api.ubl.invoice(`X${irn}`);
+  assert.equal(missing.response.status, 404);
 });
