@@ -103,7 +103,8 @@ function ubl(api: Json) {
   return {
     validate: (xml: string, irn?: string) => api.POST("/api/v1/einvoice/validate", xmlBody(xml, irn)),
     sign: (xml: string, irn?: string) => api.POST("/api/v1/einvoice/sign", xmlBody(xml, irn)),
-    signTransmit: (xml: string, irn?: string) => api.POST("/api/v1/einvoice/sign-transmit", xmlBody(xml, irn)),
+    signTransmit: (xml: string, irn?: string) =>
+      api.POST("/api/v1/einvoice/sign-transmit", xmlBody(xml, irn)),
     /** The document that would be signed, and what the UBL says that it does not carry. */
     convert: (xml: string, irn?: string) => api.POST("/api/v1/einvoice/ubl/convert", xmlBody(xml, irn)),
     /** A signed invoice as UBL 2.1 (a refusal: its JSON envelope, as text). */
