@@ -115,6 +115,23 @@ export function invoiceRepository(db: Db) {
       );
     },
 
+    /**
+     * A business's IRNs that begin with `prefix` (an invoice number and the service id), at most
+     * `limit`: a credit note's reference to an invoice by its number finds the invoice's IRN. The
+     * prefix holds only letters, digits and hyphens (an IRN's), so it needs no escaping for LIKE.
+     */
+    async irnsStartingWith(businessId: string, prefix: string, limit: number, tx: Executor = db) {
+      if (!/^[A-Za-z0-9-]+$/.test(prefix)) return [];
+      const rows = await tx
+        .selectFrom("invoices")
+        .select("irn")
+        .where("business_id", "=", businessId)
+        .where("irn", "like", `${prefix}%`)
+        .limit(limit)
+        .execute();
+      return rows.map((row) => row.irn);
+    },
+
     /** Changes the transmission state; a TRANSMITTED invoice stays so, whatever arrives late. */
     async setStatus(
       irn: string,

@@ -305,6 +305,7 @@ export async function createContext(config: Config) {
   const ubl = ublReader({
     profiles,
     schemas: config.ublSchemas ? loadUblSchemas(config.ublSchemas) : undefined,
+    signed: (businessId, prefix, limit) => invoicesRepo.irnsStartingWith(businessId, prefix, limit),
   });
   const invoices = invoiceRegistration({
     db,

@@ -51,11 +51,47 @@ function xpathOf(sources: ReadonlyMap<string, string>, path: string): string | u
   return sources.get("(body)");
 }
 
+/**
+ * A credit note's preceding invoice named by its number alone (Peppol's BT-26, its date, is
+ * optional): the business's IRN made from that number, when exactly one was signed. What the IRN
+ * needs, a date, is then the signed invoice's own.
+ */
+async function precedingByNumber(
+  document: Record<string, unknown>,
+  serviceId: string,
+  businessId: string,
+  signed: SignedByNumber,
+  warnings: Violation[],
+  sources: ReadonlyMap<string, string>,
+): Promise<void> {
+  const refs = (document.billing_reference ?? []) as Record<string, unknown>[];
+  for (const [i, ref] of refs.entries()) {
+    if (ref.issue_date !== undefined || typeof ref.irn !== "string") continue;
+    const segment = ref.irn.replace(/[^A-Za-z0-9]/g, "");
+    if (segment === "") continue;
+    const found = await signed(businessId, `${segment}-${serviceId}-`, 2);
+    if (found.length !== 1) continue;
+    const irn = found[0] as string;
+    ref.irn = irn;
+    ref.issue_date = `${irn.slice(-8, -4)}-${irn.slice(-4, -2)}-${irn.slice(-2)}`;
+    warnings.push({
+      path: `billing_reference[${i}]`,
+      rule: "ubl_preceding_invoice",
+      message: `the preceding invoice, given by its number alone, is ${irn}, signed here: its IRN and issue date are taken from it`,
+      xpath: sources.get(`billing_reference[${i}]`) ?? "",
+    });
+  }
+}
+
+/** The IRNs of a business that start with a prefix, at most `limit` (the invoices' records). */
+export type SignedByNumber = (businessId: string, prefix: string, limit: number) => Promise<string[]>;
+
 export function ublReader(deps: {
   profiles: Pick<BusinessProfiles, "find">;
   schemas: UblSchemas | undefined;
+  signed?: SignedByNumber;
 }) {
-  const { profiles, schemas } = deps;
+  const { profiles, schemas, signed } = deps;
   return {
     /** `body` as this API's document for the business of `principal`, or the reasons it cannot be. */
     async read(principal: Principal, body: Buffer | string, irn?: string): Promise<UblIn> {
@@ -92,6 +128,17 @@ export function ublReader(deps: {
       const read = readUbl(tree, { businessId: principal.businessId, serviceId: business.service_id, irn });
       if (read.refusals.length > 0)
         throw refused(read.refusals, "it says what this API's document cannot carry");
+      if (signed) {
+        const { document, sources } = read;
+        await precedingByNumber(
+          document,
+          business.service_id,
+          principal.businessId,
+          signed,
+          read.warnings,
+          sources,
+        );
+      }
       const warnings = schemas ? read.warnings : [NOT_SCHEMA_CHECKED, ...read.warnings];
       const locate = (violations: readonly Violation[]) =>
         violations.map((v) => (v.xpath ? v : { ...v, xpath: xpathOf(read.sources, v.path) ?? tree.path }));

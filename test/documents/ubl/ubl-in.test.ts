@@ -142,3 +142,66 @@ test("the UBL guide's mapping table is the code's", async () => {
   const table = /<!-- mapping:start -->\n([\s\S]*)\n<!-- mapping:end -->/.exec(guide)?.[1];
   assert.equal(table, mappingMarkdown(), "npm run docs:ubl writes the table of docs/ubl.md from mapping.ts");
 });
+
+test("a credit note that names its invoice by number alone (no date) finds the invoice signed here", async (t) => {
+  const { app, ctx } = await build(t, { EINVOICE_UBL_SCHEMAS: UBL_SCHEMAS });
+  const who = await tenant(ctx);
+  const invoice = fixture("invoice-full", who);
+  const signed = await app.inject({
+    method: "POST",
+    url: `${PREFIX}/sign`,
+    headers: who.headers,
+    payload: invoice,
+  });
+  assert.equal(signed.statusCode, 200, signed.body);
+  const { writeUbl } = await import("../../../src/documents/ubl/write.ts");
+  const note = {
+    ...fixture("invoice-minimal", who),
+    irn: `CN1-${who.service_id}-20261116`,
+    invoice_type_code: "380",
+    billing_reference: [{ irn: String(invoice.irn), issue_date: String(invoice.issue_date) }],
+  };
+  // As an ERP writes it: the invoice's own number, INV-0001, and no IssueDate (BT-26 is optional).
+  const xml = writeUbl({ irn: note.irn, document: note }).replace(
+    /<cac:InvoiceDocumentReference>[\s\S]*?<\/cac:InvoiceDocumentReference>/,
+    "<cac:InvoiceDocumentReference><cbc:ID>INV-0001</cbc:ID></cac:InvoiceDocumentReference>",
+  );
+  assert.match(xml, /<CreditNote /);
+  const answer = await app.inject({
+    method: "POST",
+    url: `${PREFIX}/sign`,
+    headers: { ...who.headers, ...XML },
+    payload: xml,
+  });
+  assert.equal(answer.statusCode, 200, answer.body);
+  const warnings = (answer.json() as { warnings?: Json[] }).warnings ?? [];
+  assert.ok(
+    warnings.some((w) => w.rule === "ubl_preceding_invoice"),
+    JSON.stringify(warnings),
+  );
+  const record = (await app.inject({ url: `${PREFIX}/${note.irn}`, headers: who.headers })).json() as {
+    data: { document: Json };
+  };
+  assert.deepEqual(record.data.document.billing_reference, [
+    { irn: invoice.irn, issue_date: invoice.issue_date },
+  ]);
+
+  // A number no invoice of this business has stays as it is, and the finding names its element.
+  const unknown = xml.replace("<cbc:ID>INV-0001</cbc:ID>", "<cbc:ID>NOPE-9</cbc:ID>").replace(`CN1-`, `CN2-`);
+  const refused = await app.inject({
+    method: "POST",
+    url: `${PREFIX}/validate`,
+    headers: { ...who.headers, ...XML },
+    payload: unknown,
+  });
+  assert.equal(refused.statusCode, 400, refused.body);
+  const violations = (refused.json() as { error: { violations: Json[] } }).error.violations;
+  assert.ok(
+    violations.some(
+      (v) =>
+        v.path === "billing_reference[0].issue_date" &&
+        String(v.xpath).endsWith("cac:InvoiceDocumentReference/cbc:IssueDate"),
+    ),
+    JSON.stringify(violations),
+  );
+});
