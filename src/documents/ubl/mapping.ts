@@ -25,6 +25,12 @@ export type Group = { bg: string; ubl: string; field: string; rows: readonly Row
 /** The document's own terms, relative to the root (`/Invoice` or `/CreditNote`). */
 export const HEADER: readonly Row[] = [
   {
+    bt: "BT-24, BT-23",
+    ubl: "cbc:CustomizationID, cbc:ProfileID, cbc:UBLVersionID",
+    kind: "code",
+    note: "read, not kept: which specification and profile the document follows, not its content",
+  },
+  {
     bt: "BT-1",
     ubl: "cbc:ID",
     field: "irn",
@@ -84,6 +90,12 @@ export const HEADER: readonly Row[] = [
     field: "billing_reference[].(irn, issue_date)",
     kind: "text",
     note: "an ID that is an IRN is kept; another is taken as the invoice number of an invoice signed here and made an IRN by the rule of BT-1 with its issue date",
+  },
+  {
+    bt: "BG-24",
+    ubl: "cac:AdditionalDocumentReference",
+    kind: "text",
+    note: "the IRN, `QR` and `SIGNATURE` references that UBL out writes are read as this document's own; others are not carried",
   },
   {
     bt: "BT-16, BT-15, BT-17, BT-12",

@@ -53,6 +53,8 @@ export function readUbl(root: UblNode, signer: Signer): UblRead {
   const doc: Record<string, unknown> = { business_id: signer.businessId };
   const credit = root.name === "CreditNote";
   r.sources.set("(body)", root.path);
+  // Which specification and profile the document follows: read to know it is UBL, not content.
+  for (const name of ["cbc:UBLVersionID", "cbc:CustomizationID", "cbc:ProfileID"]) r.at(root, name);
 
   for (const row of HEADER_PLAIN)
     r.put(doc, row.field as string, row.field as string, root, row.ubl, row.kind);
@@ -84,6 +86,7 @@ export function readUbl(root: UblNode, signer: Signer): UblRead {
   readTotals(r, root, doc);
   readLines(r, root, doc, credit);
   exemptionsOf(doc);
+  ownReferences(r, root, doc);
 
   for (const path of unused(root, r.readAttrs)) {
     r.warnings.push({
@@ -177,6 +180,9 @@ function readParty(r: Reading, party: UblNode, field: string): Record<string, un
     legal ? "cac:PartyLegalEntity/cbc:RegistrationName" : "cac:PartyName/cbc:Name",
     "text",
   );
+  // A trading name that is the legal name says nothing more; another one is listed as not carried.
+  if (r.peek(r.peek(party, "cac:PartyName"), "cbc:Name")?.text === out.party_name)
+    r.at(party, "cac:PartyName/cbc:Name");
   for (const scheme of r.all(party, "cac:PartyTaxScheme")) {
     const company = r.at(scheme, "cbc:CompanyID");
     r.at(scheme, "cac:TaxScheme/cbc:ID");
@@ -242,6 +248,20 @@ function readPayment(r: Reading, root: UblNode, doc: Record<string, unknown>, cr
 }
 
 /** A category of UNCL 5305 and its percent, as this API's tax category; undefined when refused. */
+/**
+ * The additional document references this service writes on UBL out (write.ts): the IRN, the QR
+ * payload and the signature. Read back, they are this document's own, not something lost.
+ */
+function ownReferences(r: Reading, root: UblNode, doc: Record<string, unknown>): void {
+  for (const node of root.children) {
+    if (node.name !== "cac:AdditionalDocumentReference") continue;
+    const id = r.peek(node, "cbc:ID")?.text;
+    if (id !== doc.irn && id !== "QR" && id !== "SIGNATURE") continue;
+    node.used = true;
+    for (const child of node.children) child.used = true;
+  }
+}
+
 /** The UNCL 5305 letter each category read came from: Z and E are both ZERO_VAT at 0%. */
 const LETTERS = new WeakMap<object, string>();
 
@@ -408,6 +428,9 @@ function readLines(r: Reading, root: UblNode, doc: Record<string, unknown>, cred
       setPath(line, "price.price_unit", unit);
     }
     readLineAllowances(r, node, line, at);
+    // The base quantity's unit is the quantity's (EN 16931 BT-150 is BT-130).
+    const base = r.peek(r.peek(node, "cac:Price"), "cbc:BaseQuantity");
+    if (base) r.attr(base, "unitCode");
     const item = r.peek(node, "cac:Item");
     const hs = item?.children
       .filter((c) => c.name === "cac:CommodityClassification")
