@@ -1,11 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { type TSchema, Type } from "typebox";
-import type { Principal } from "../businesses/business-service.ts";
 import type { InvoicePdfs } from "../documents/pdf/service.ts";
 import { InvoiceDocument } from "../documents/schema.ts";
-import type { UblIn, UblReader } from "../documents/ubl/ubl-in.ts";
-import { writeUbl } from "../documents/ubl/write.ts";
-import { DomainError, type Violation } from "../errors.ts";
+import type { UblReader } from "../documents/ubl/ubl-in.ts";
 import { clientGone } from "../http/client-gone.ts";
 import { action, sendPdf, withWarnings } from "../http/envelope.ts";
 import { EXAMPLES } from "../http/examples.ts";
@@ -16,14 +13,12 @@ import {
   IdenticalDocumentHeader,
   pdfResponses,
   responses,
-  xmlResponses,
 } from "../http/openapi.ts";
-import { acceptXmlBodies, sendXml } from "../http/xml-body.ts";
+import { acceptXmlBodies } from "../http/xml-body.ts";
 import { IdempotencyHeaders, idempotent, ReplayedHeader } from "../idempotency/hook.ts";
 import type { IdempotencyService } from "../idempotency/idempotency-service.ts";
 import {
   BatchResult,
-  Converted,
   FullRecord,
   IrnParams,
   IrnValidateBody,
@@ -33,6 +28,7 @@ import {
   UblQuery,
   UpdateBody,
 } from "./invoice-route-schemas.ts";
+import { registered, ublRoutes } from "./invoice-ubl-routes.ts";
 import type { PaymentService } from "./payments/payment-service.ts";
 import type { InvoiceQueries } from "./records/invoice-queries.ts";
 import { BATCH_BODY_LIMIT, BATCH_MAX_DOCUMENTS } from "./registration/batch-limits.ts";
@@ -86,28 +82,6 @@ const DocumentBody = {
   querystring: UblQuery,
   body: DocumentWithExamples,
 };
-
-type Registered = { warnings: Violation[]; warningsBeyond: number };
-
-/**
- * The registration `work` on the request's document. A UBL body is read into this API's document
- * first; its findings then name the UBL element beside the field, and what it did not carry is
- * listed with the warnings.
- */
-async function registered(
-  ubl: UblReader,
-  request: { principal: Principal; body: unknown; query: { irn?: string | undefined } },
-  work: (document: unknown) => Promise<Registered>,
-): Promise<Registered> {
-  if (!Buffer.isBuffer(request.body)) return work(request.body);
-  const read: UblIn = await ubl.read(request.principal, request.body, request.query.irn);
-  try {
-    const { warnings, warningsBeyond } = await work(read.document);
-    return { warnings: [...read.locate(warnings), ...read.warnings], warningsBeyond };
-  } catch (err) {
-    throw read.locateError(err);
-  }
-}
 
 /** validate, sign and sign-transmit: what registers an invoice. */
 function registrationRoutes(
@@ -347,58 +321,6 @@ function recordRoutes(
     async (request) => {
       await payments.update(request.principal, request.params.irn, request.body);
       return action("Invoice updated successfully", []);
-    },
-  );
-}
-
-/** UBL 2.1 both ways: what a document would be once read, and a signed invoice written as UBL. */
-function ublRoutes(app: App, ubl: UblReader, records: Pick<InvoiceQueries, "record">): void {
-  app.post(
-    `${PREFIX}/ubl/convert`,
-    {
-      schema: {
-        summary:
-          "Read a UBL 2.1 Invoice or CreditNote into this API's document, without validating or signing it",
-        tags: ["invoices"],
-        consumes: ["application/xml"],
-        querystring: UblQuery,
-        response: responses(
-          Action(Converted, "Invoice converted successfully"),
-          "the document that would be signed",
-        ),
-      },
-      config: { handler: "invoice.ubl_convert", failureMessage: "Failed to convert invoice" },
-    },
-    async (request) => {
-      if (!Buffer.isBuffer(request.body)) {
-        throw new DomainError("unsupported_media_type", {
-          message: "Unsupported media type",
-          details: "send a UBL 2.1 Invoice or CreditNote with Content-Type application/xml",
-        });
-      }
-      const read = await ubl.read(request.principal, request.body, request.query.irn);
-      return action("Invoice converted successfully", {
-        document: read.document,
-        not_carried: read.warnings.map((w) => ({ xpath: w.xpath ?? "", message: w.message })),
-      });
-    },
-  );
-
-  app.get(
-    `${PREFIX}/:irn.xml`,
-    {
-      schema: {
-        summary:
-          "The signed invoice as a UBL 2.1 Invoice or CreditNote (EN 16931), with its IRN, QR payload and signature as document references",
-        tags: ["invoices"],
-        params: IrnParams,
-        response: xmlResponses("the invoice, application/xml", [...BY_IRN]),
-      },
-      config: { handler: "invoice.ubl", failureMessage: "Failed to fetch invoice" },
-    },
-    async (request, reply) => {
-      const record = await records.record(request.principal, request.params.irn);
-      return sendXml(reply, record.irn, writeUbl(record));
     },
   );
 }

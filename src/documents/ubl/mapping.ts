@@ -382,6 +382,13 @@ export const FROM_ELSEWHERE: readonly { field: string; from: string }[] = [
   { field: "payment_status", from: "not set: PENDING until `update/{IRN}` records a payment" },
 ];
 
+/** Rows copied as they are: one element, one field, no rule of their own (the others have code). */
+export const plainRows = (rows: readonly Row[]) =>
+  rows.filter(
+    (r) =>
+      r.field && !r.refuse && /^[a-z]+:[A-Za-z]+(\/[a-z]+:[A-Za-z]+)*$/.test(r.ubl) && !/[[(]/.test(r.field),
+  );
+
 /** Every group, in the order of the guide's table. */
 export const MAPPING: readonly Group[] = [
   { bg: "—", ubl: "/Invoice | /CreditNote", field: "(document)", rows: HEADER },
@@ -397,26 +404,3 @@ export const MAPPING: readonly Group[] = [
   { bg: "BG-16", ubl: "cac:PaymentMeans", field: "payment_means[]", rows: PAYMENT },
   { bg: "BG-25", ubl: "cac:InvoiceLine | cac:CreditNoteLine", field: "invoice_line[]", rows: LINE },
 ];
-
-const cell = (text: string) => text.replaceAll("|", "\\|");
-
-/** The mapping as the markdown table of the UBL guide (docs/ubl.md), which a test keeps equal to it. */
-export function mappingMarkdown(): string {
-  const rows = MAPPING.flatMap((group) => [
-    `| **${cell(group.bg)}** | **\`${cell(group.ubl)}\`** | **\`${cell(group.field)}\`** | |`,
-    ...group.rows.map(
-      (row) =>
-        `| ${cell(row.bt)} | \`${cell(row.ubl)}\` | ${row.field ? `\`${cell(row.field)}\`` : "—"} | ${cell(row.refuse ? `refused when present and not zero: ${row.refuse}` : (row.note ?? ""))} |`,
-    ),
-  ]);
-  const elsewhere = FROM_ELSEWHERE.map((f) => `| \`${f.field}\` | ${cell(f.from)} |`);
-  return [
-    "| EN 16931 | UBL 2.1 | this API's field | how |",
-    "|---|---|---|---|",
-    ...rows,
-    "",
-    "| field | where it comes from |",
-    "|---|---|",
-    ...elsewhere,
-  ].join("\n");
-}

@@ -137,7 +137,7 @@ describe("UBL 2.1 both ways", () => {
 });
 
 test("the UBL guide's mapping table is the code's", async () => {
-  const { mappingMarkdown } = await import("../../../src/documents/ubl/mapping.ts");
+  const { mappingMarkdown } = await import("../../../src/documents/ubl/mapping-table.ts");
   const guide = fs.readFileSync(path.join(REPO_ROOT, "docs", "ubl.md"), "utf8");
   const table = /<!-- mapping:start -->\n([\s\S]*)\n<!-- mapping:end -->/.exec(guide)?.[1];
   assert.equal(table, mappingMarkdown(), "npm run docs:ubl writes the table of docs/ubl.md from mapping.ts");
