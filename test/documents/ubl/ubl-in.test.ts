@@ -205,3 +205,24 @@ test("a credit note that names its invoice by number alone (no date) finds the i
     JSON.stringify(violations),
   );
 });
+
+test("a UBL document over 128 KiB is refused whole (413, saying what to send instead), not read on the request path", async (t) => {
+  const { app, ctx } = await build(t, { EINVOICE_UBL_SCHEMAS: UBL_SCHEMAS });
+  const who = await tenant(ctx);
+  const invoice = fixture("invoice-full", who);
+  const line = (invoice.invoice_line as Json[])[0] as Json;
+  invoice.invoice_line = Array.from({ length: 200 }, () => line);
+  const { writeUbl } = await import("../../../src/documents/ubl/write.ts");
+  const xml = writeUbl({ irn: String(invoice.irn), document: invoice });
+  assert.ok(Buffer.byteLength(xml) > 128 * 1024);
+  const answer = await app.inject({
+    method: "POST",
+    url: `${PREFIX}/validate`,
+    headers: { ...who.headers, ...XML },
+    payload: xml,
+  });
+  assert.equal(answer.statusCode, 413, answer.body);
+  const body = answer.json() as { message: string; error: { details: string } };
+  assert.equal(body.message, "Request body too large");
+  assert.match(body.error.details, /at most 128 KiB .* send a larger invoice as this API's JSON document/);
+});
