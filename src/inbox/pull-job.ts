@@ -26,7 +26,12 @@ export type DayOutcome = {
   /** How many there were in all (`unaddressed` lists the first ones). */
   unaddressedCount: number;
   error: string | null;
+  /** Stopped at the lease: where the next attempt goes on, if the list still begins the same. */
+  resume?: Resume;
 };
+
+/** An entry's index, and the digest of the list's text before it. */
+type Resume = { at: number; digest: string };
 
 /** A pull job's payload: which source and which day. */
 export type PullPayload = { source: Source; day: string };
@@ -57,7 +62,7 @@ export function payloadOf(job: { payload: string | null }): PullPayload | undefi
 export function pullHandler(deps: {
   receipts: ReceiptsConnector | undefined;
   service: Pick<InboxService, "receive">;
-  inbox: Pick<InboxRepository, "pulled">;
+  inbox: Pick<InboxRepository, "pulled" | "pull">;
   /** A refused credential pauses the pulls with every other call to the authority. */
   hold: Pick<AuthorityHold, "passed" | "failed">;
   observe?: (jobId: number, outcome: DayOutcome) => void;
@@ -81,6 +86,7 @@ export function pullHandler(deps: {
     // so the day is never run by two processes at once, and goes on at the next claim.
     const started = Date.now();
     const leaseLeft = job.lease_expires_at ? Date.parse(job.lease_expires_at) - started : Number.NaN;
+    let listDigest: (end: number) => string = () => "";
     const stopAt = Number.isFinite(leaseLeft) ? started + leaseLeft * 0.75 : Number.POSITIVE_INFINITY;
     try {
       const list = await attempt.send(
@@ -88,8 +94,12 @@ export function pullHandler(deps: {
         (message) => new DeliveryError(message),
       );
       outcome.listed = list.length;
-      for (let i = 0; i < list.length; ) {
-        if (i > 0 && Date.now() > stopAt) return unfinished(i);
+      listDigest = (end) => list.prefixDigest(end);
+      const from = await resumeAt(list);
+      outcome.already += from;
+      for (let i = from; i < list.length; ) {
+        // At least one slice an attempt: a day always moves on.
+        if (i > from && Date.now() > stopAt) return unfinished(i);
         // Each slice parsed only now: a day's documents are never all in memory at once.
         const end = list.sliceEnd(i, RECEIVE_CHUNK, RECEIVE_CHUNK_BYTES);
         const slice = await list.read(i, end);
@@ -134,7 +144,25 @@ export function pullHandler(deps: {
      * (what is stored already is not checked again). Not counted when this attempt stored some;
      * counted when it stored none, so a day that can make no progress fails out on its budget.
      */
+    /**
+     * Where the last attempt at this day stopped at its lease, when the day's list begins as it did
+     * then (the same bytes up to there): every entry before was stored, found stored or set aside,
+     * and reading them again to find them stored could itself outlast a lease.
+     */
+    async function resumeAt(list: { length: number; prefixDigest(end: number): string }) {
+      const last = (await inbox.pull(source))?.last_outcome;
+      if (!last) return 0;
+      try {
+        const { day: lastDay, resume } = JSON.parse(last) as { day?: string; resume?: Resume };
+        if (lastDay !== day || !resume || resume.at > list.length || resume.at <= 0) return 0;
+        return list.prefixDigest(resume.at) === resume.digest ? resume.at : 0;
+      } catch {
+        return 0;
+      }
+    }
+
     function unfinished(at: number): Verdict {
+      outcome.resume = { at, digest: listDigest(at) };
       outcome.error = `${day}: read ${at} of ${outcome.listed} entries before the lease's end (${outcome.stored} stored now); the rest at the next attempt`;
       deps.observe?.(job.id, outcome);
       if (outcome.stored === 0)

@@ -59,16 +59,21 @@ const provider = {
   files: new Map<string, Uint8Array>(),
   open: new Map<number, Served>(),
   nextFd: 1,
-  requests: [] as { url: string; served: boolean }[],
+  requests: [] as SchemaRequest[],
+  asked: 0,
   registered: false,
 };
 
+/** A resource libxml2 asked the provider for, whether it got it, and its number in the process. */
+export type SchemaRequest = { url: string; served: boolean; seq: number };
+
 function record(url: string, served: boolean): void {
-  if (provider.requests.length < MAX_REQUESTS_KEPT) provider.requests.push({ url, served });
+  provider.requests.push({ url, served, seq: ++provider.asked });
+  if (provider.requests.length > MAX_REQUESTS_KEPT) provider.requests.shift();
 }
 
-/** Every resource libxml2 has asked for since the process started (the first 200), and whether it got it. */
-export function schemaResourceRequests(): readonly { url: string; served: boolean }[] {
+/** The last 200 resources libxml2 asked for, each numbered since the process started, and whether it got it. */
+export function schemaResourceRequests(): readonly SchemaRequest[] {
   return provider.requests;
 }
 

@@ -87,6 +87,11 @@ export type WaitingList = {
   /** Where a slice from `start` ends: at most `maxEntries`, and `maxBytes` of text unless one entry is more. */
   sliceEnd(start: number, maxEntries: number, maxBytes: number): number;
   read(start: number, end: number): Promise<WaitingInvoice[]>;
+  /**
+   * A digest of the answer's text up to the end of entry `end - 1`: the same when a day's list is
+   * listed again with the same first `end` entries, so a pull going on where it stopped knows it.
+   */
+  prefixDigest(end: number): string;
 };
 
 /**

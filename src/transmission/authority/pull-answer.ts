@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { brokenBound, quickScan, scanJson } from "../../json-scan.ts";
 import { pacer } from "../../turns.ts";
 import type { WaitingInvoice, WaitingList } from "./connector.ts";
@@ -231,7 +232,8 @@ export async function pulledList(
   const name = PREFERENCE.find((key) => found.has(key));
   const list = name === undefined ? undefined : found.get(name);
   if (!list) {
-    if (isEmptySuccess(source)) return { length: 0, sliceEnd: (start) => start, read: async () => [] };
+    if (isEmptySuccess(source))
+      return { length: 0, sliceEnd: (start) => start, read: async () => [], prefixDigest: () => "" };
     throw new PullAnswerRefused(
       "without a list of invoices where one was looked for (data, data.items, data.invoices)",
     );
@@ -250,6 +252,12 @@ export async function pulledList(
         end++;
       }
       return end;
+    },
+    prefixDigest(end) {
+      const last = spans[Math.min(end, spans.length) - 1];
+      const first = spans[0];
+      if (!last || !first) return "";
+      return createHash("sha256").update(source.subarray(first[0], last[1])).digest("hex");
     },
     async read(start, end) {
       const pace = pacer(TURN_MS);

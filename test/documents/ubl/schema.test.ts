@@ -50,6 +50,9 @@ function check(text: string | Buffer, kind?: UblKind) {
   });
 }
 
+/** The number of the last resource libxml2 asked for in this process (the list keeps only the last 200). */
+const lastAsked = () => schemaResourceRequests().at(-1)?.seq ?? 0;
+
 test("the schemas compile once, from the folder's files only", (t) => {
   t.diagnostic(`both schemas compiled in ${schemas.compileMs.toFixed(0)} ms`);
   const requests = schemaResourceRequests();
@@ -122,9 +125,11 @@ test("a flood of violations stops at the list's length, within 50 ms, the docume
       const before = doc.toString();
       let slowest = 0;
       for (let run = 0; run < 3; run++) {
-        const started = performance.now();
+        // CPU time, not the clock: the waits for a core on a loaded machine are not the check's.
+        const started = process.cpuUsage();
         const { violations, more } = schemas.validate(doc, "Invoice");
-        slowest = Math.max(slowest, performance.now() - started);
+        const used = process.cpuUsage(started);
+        slowest = Math.max(slowest, (used.user + used.system) / 1000);
         assert.ok(violations.length <= MAX_SCHEMA_VIOLATIONS);
         assert.ok(violations.length > 0, name);
         if (violations.length === MAX_SCHEMA_VIOLATIONS) assert.equal(more, true);
@@ -139,7 +144,7 @@ test("a flood of violations stops at the list's length, within 50 ms, the docume
 test("xsi:schemaLocation is never followed: nothing is asked for, and the UBL schema still applies", () => {
   const marker = path.join(scratch, "evil.xsd");
   fs.writeFileSync(marker, MARKER);
-  const asked = schemaResourceRequests().length;
+  const asked = lastAsked();
   const invoiceNs = "urn:oasis:names:specification:ubl:schema:xsd:Invoice-2";
   const locations = [`file://${marker}`, `${serverUrl}/evil.xsd`, "../../../../etc/passwd", marker];
   for (const location of locations) {
@@ -151,7 +156,7 @@ test("xsi:schemaLocation is never followed: nothing is asked for, and the UBL sc
     const bad = check(text.replace("<cbc:IssueDate>2017-11-13</cbc:IssueDate>", ""));
     assert.ok(bad.violations.length > 0, "the UBL schema, not the located one, was applied");
   }
-  assert.equal(schemaResourceRequests().length, asked, "libxml2 asked the provider for nothing");
+  assert.equal(lastAsked(), asked, "libxml2 asked the provider for nothing");
   assert.equal(serverRequests, 0);
 });
 
@@ -176,9 +181,9 @@ test("a schema folder importing a file outside itself does not compile, and noth
       `<xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema" xmlns:o="urn:x:outside" targetNamespace="${namespace}">${importsXml}<xs:element name="Invoice" type="o:T"/></xs:schema>`,
     );
   }
-  const asked = schemaResourceRequests().length;
+  const asked = lastAsked();
   assert.throws(() => loadUblSchemas(folder), /does not compile/);
-  const requests = schemaResourceRequests().slice(asked);
+  const requests = schemaResourceRequests().filter((request) => request.seq > asked);
   assert.ok(requests.length >= imports.length, JSON.stringify(requests));
   assert.ok(requests.every((request) => !request.served));
   assert.equal(serverRequests, 0);

@@ -100,7 +100,9 @@ for (const [name, make, rule] of cases) {
     assert.equal(result.refusal.rule, rule, result.refusal.message);
     assert.ok(result.refusal.message.length > 0);
     assert.ok(!JSON.stringify(result.refusal).includes(MARKER));
-    assert.ok(slowest < 50, `parseXml held the event loop ${times}`);
+    // The process's CPU time, not the clock: on a loaded 2-core machine (the suite's other files
+    // run beside this one) the clock also counts the waits for a core, which are not the parse's.
+    assert.ok(slowestCpu < 50, `parseXml held the event loop ${times}`);
   });
 }
 
@@ -160,10 +162,10 @@ test("the three examples parse, each as its kind", () => {
   for (const [name, kind] of Object.entries(kinds)) {
     const text = example(name as keyof typeof kinds);
     for (const body of [Buffer.from(text), text, Buffer.from(`\ufeff${text}`)]) {
-      const { result, slowest } = timedParse(body);
+      const { result, slowestCpu } = timedParse(body);
       assert.ok(result.ok, result.ok ? "" : result.refusal.message);
       assert.equal(result.root.kind, kind);
-      assert.ok(slowest < 50);
+      assert.ok(slowestCpu < 50);
     }
   }
 });
@@ -200,9 +202,9 @@ test("UTF-8 in every spelling is accepted, with or without a declaration", () =>
 });
 
 test("a base64 attachment of 900 KiB is accepted; the same text elsewhere is not", () => {
-  const { result, slowest } = timedParse(largeAttachment());
+  const { result, slowestCpu } = timedParse(largeAttachment());
   assert.ok(result.ok, result.ok ? "" : result.refusal.message);
-  assert.ok(slowest < 50, `${slowest} ms`);
+  assert.ok(slowestCpu < 50, `${slowestCpu} ms of CPU`);
   const elsewhere = largeAttachment()
     .toString()
     .replace(/cbc:EmbeddedDocumentBinaryObject/g, "cbc:Description");
