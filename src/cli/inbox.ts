@@ -163,6 +163,17 @@ export function inboxCommands(invoices: Command): void {
 }
 
 /** `invoices pdf <irn> --received --business <id>`: the copy of an invoice the business received. */
+/** `--received` and `--business` go together: a received invoice is found by its buyer and IRN. */
+export function checkReceivedOptions(opts: { received: boolean; business?: string }): void {
+  if (opts.received === (opts.business !== undefined)) return;
+  throw new DomainError("invalid_request", {
+    message: "Invalid request",
+    details: opts.received
+      ? "--received needs --business <id>: the buyer whose received invoice it is"
+      : "--business goes with --received: a signed invoice is found by its IRN alone",
+  });
+}
+
 export async function writeReceivedPdf(irn: string, business: string, out: string): Promise<void> {
   await withContext(async (ctx) => {
     const buyer = await buyerOf(ctx, business);

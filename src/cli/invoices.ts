@@ -2,9 +2,8 @@ import fs from "node:fs";
 import path from "node:path";
 import type { Command } from "commander";
 import { clientCredentials, loadConfig, localServiceUrl } from "../config.ts";
-import { DomainError } from "../errors.ts";
 import { BATCH_MAX_DOCUMENTS } from "../invoices/registration/batch-limits.ts";
-import { inboxCommands, writeReceivedPdf } from "./inbox.ts";
+import { checkReceivedOptions, inboxCommands, writeReceivedPdf } from "./inbox.ts";
 import { print, progress, withContext } from "./output.ts";
 import { SubmitError, submit } from "./submit.ts";
 import { ublCommands } from "./ubl.ts";
@@ -36,14 +35,7 @@ export function invoiceCommands(program: Command): void {
     .option("--business <id>", "with --received: the buyer's business id")
     .action(async (irn: string, opts: { out?: string; received: boolean; business?: string }) => {
       const out = opts.out ?? `${irn.replace(/[^A-Za-z0-9._-]/g, "_")}.pdf`;
-      if (opts.received !== (opts.business !== undefined)) {
-        throw new DomainError("invalid_request", {
-          message: "Invalid request",
-          details: opts.received
-            ? "--received needs --business <id>: the buyer whose received invoice it is"
-            : "--business goes with --received: a signed invoice is found by its IRN alone",
-        });
-      }
+      checkReceivedOptions(opts);
       if (opts.received && opts.business !== undefined) {
         await writeReceivedPdf(irn, opts.business, out);
         return;

@@ -2,8 +2,7 @@ import fs from "node:fs";
 import type { Command } from "commander";
 import { localServiceUrl } from "../config.ts";
 import { writeUbl } from "../documents/ubl/write.ts";
-import { DomainError } from "../errors.ts";
-import { buyerOf } from "./inbox.ts";
+import { buyerOf, checkReceivedOptions } from "./inbox.ts";
 import { print, withContext } from "./output.ts";
 import { SubmitError } from "./submit.ts";
 
@@ -77,14 +76,7 @@ export function ublCommands(program: Command, invoices: Command, credentials: Cr
     .option("--business <id>", "with --received: the buyer's business id")
     .action(async (irn: string, opts: { out?: string; received: boolean; business?: string }) => {
       const out = opts.out ?? `${irn.replace(/[^A-Za-z0-9._-]/g, "_")}.xml`;
-      if (opts.received !== (opts.business !== undefined)) {
-        throw new DomainError("invalid_request", {
-          message: "Invalid request",
-          details: opts.received
-            ? "--received needs --business <id>: the buyer whose received invoice it is"
-            : "--business goes with --received: a signed invoice is found by its IRN alone",
-        });
-      }
+      checkReceivedOptions(opts);
       await withContext(async (ctx) => {
         let xml: string;
         if (opts.business !== undefined) {

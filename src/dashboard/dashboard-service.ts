@@ -1,7 +1,6 @@
 import type { BusinessService, NewBusiness, Principal } from "../businesses/business-service.ts";
-import { charsRefusal } from "../documents/pdf/bounds.ts";
 import type { InvoicePdfs } from "../documents/pdf/service.ts";
-import { writeUbl } from "../documents/ubl/write.ts";
+import { receivedUbl, writeUbl } from "../documents/ubl/write.ts";
 import { DomainError } from "../errors.ts";
 import type { InboxFilter } from "../inbox/inbox-repository.ts";
 import type { InboxService } from "../inbox/inbox-service.ts";
@@ -119,15 +118,7 @@ export function dashboardService(deps: {
     /** A received invoice as UBL 2.1, measured before it is parsed (as its PDF). */
     async receivedUbl(businessId: string, irn: string) {
       const { as } = await buyer(businessId);
-      const { row, chars, open } = await inbox.document(as, irn);
-      const refusal = charsRefusal(chars);
-      if (refusal) {
-        throw new DomainError("too_large_to_print", {
-          message: "Invoice too large to write as UBL",
-          details: refusal.replace("a PDF is printed", "UBL is written"),
-        });
-      }
-      return writeUbl({ irn: row.irn, document: open() });
+      return receivedUbl(await inbox.document(as, irn));
     },
 
     /** A signed invoice as UBL 2.1, with its IRN, QR payload and signature. */

@@ -1,8 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
-import { charsRefusal } from "../documents/pdf/bounds.ts";
 import type { InvoicePdfs, ReceivedDocuments } from "../documents/pdf/service.ts";
-import { writeUbl } from "../documents/ubl/write.ts";
-import { DomainError } from "../errors.ts";
+import { receivedUbl } from "../documents/ubl/write.ts";
 import { clientGone } from "../http/client-gone.ts";
 import { sendPdf } from "../http/envelope.ts";
 import { errorResponses, pdfResponses, xmlResponses } from "../http/openapi.ts";
@@ -62,15 +60,8 @@ export function inboxPdfRoutes(deps: {
         config: { handler: "inbox.ubl", failureMessage: "Failed to fetch invoice" },
       },
       async (request, reply) => {
-        const { row, chars, open } = await inbox.document(request.principal, request.params.irn);
-        const refusal = charsRefusal(chars);
-        if (refusal) {
-          throw new DomainError("too_large_to_print", {
-            message: "Invoice too large to write as UBL",
-            details: refusal.replace("a PDF is printed", "UBL is written"),
-          });
-        }
-        return sendXml(reply, row.irn, writeUbl({ irn: row.irn, document: open() }));
+        const found = await inbox.document(request.principal, request.params.irn);
+        return sendXml(reply, found.row.irn, receivedUbl(found));
       },
     );
   };

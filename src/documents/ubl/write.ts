@@ -1,4 +1,5 @@
 import { DomainError } from "../../errors.ts";
+import { charsRefusal } from "../pdf/bounds.ts";
 import { typeToUbl, vatToUbl } from "./codes.ts";
 import { NS } from "./tree.ts";
 
@@ -381,4 +382,23 @@ function writeLine(
     w.text(priceNode, "cbc:PriceType", price.price_unit);
   if (typeof price.price_unit === "string" && price.price_unit === unitCode && unitCode !== "C62")
     w.text(priceNode, "cbc:PriceType", price.price_unit);
+}
+
+/**
+ * A received invoice as UBL, measured before its document is parsed (as its PDF is): one past the
+ * printed bound is refused as too large, with the count and the bound.
+ */
+export function receivedUbl(found: {
+  row: { irn: string };
+  chars: number;
+  open(): Signed["document"];
+}): string {
+  const refusal = charsRefusal(found.chars);
+  if (refusal) {
+    throw new DomainError("too_large_to_print", {
+      message: "Invoice too large to write as UBL",
+      details: refusal.replace("a PDF is printed", "UBL is written"),
+    });
+  }
+  return writeUbl({ irn: found.row.irn, document: found.open() });
 }
