@@ -1,4 +1,4 @@
-import type { XmlElement } from "libxml2-wasm";
+import { XmlCData, XmlElement, XmlText } from "libxml2-wasm";
 
 export const NS = {
   cbc: "urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2",
@@ -55,9 +55,8 @@ function fill(element: XmlElement, node: UblNode): void {
   const elements: XmlElement[] = [];
   let text = "";
   for (let child = element.firstChild; child; child = child.next) {
-    if ("attrs" in child) elements.push(child as XmlElement);
-    else if (child.constructor.name === "XmlText" || child.constructor.name === "XmlCData")
-      text += child.content;
+    if (child instanceof XmlElement) elements.push(child);
+    else if (child instanceof XmlText || child instanceof XmlCData) text += child.content;
   }
   node.text = text.trim();
   const counts = new Map<string, number>();
