@@ -66,7 +66,8 @@ test("an invoice MBS refuses at validate ends TRANSMISSION_FAILED in one attempt
 }, async (t) => {
   const sim = await simulator(t, { seed: 21 });
   const counted = await countingProxy(t, sim.url);
-  const service = await serviceFor(t, { ...sim, url: counted.url }, { EINVOICE_TRANSMIT_WAIT_MS: "5000" });
+  // The wait is long for a loaded machine; the answer comes as soon as the verdict is known.
+  const service = await serviceFor(t, { ...sim, url: counted.url }, { EINVOICE_TRANSMIT_WAIT_MS: "20000" });
   service.startWorker(2);
   const [who] = service.tenants;
   assert.ok(who);
@@ -149,9 +150,13 @@ test("a sign whose answer was lost, or answered like a duplicate, is confirmed a
     [],
     `only attempts cut off come between the lost answer and the delivery: ${JSON.stringify(dropped)}`,
   );
-  // The duplicate answer and the try-again-later refusal are resolved inside one attempt, by asking.
-  assert.equal((await lookupOf(service, String(docs.DUPLICATE?.irn), who.headers)).attempts.length, 1);
-  assert.equal((await lookupOf(service, String(docs.TRYLATER?.irn), who.headers)).attempts.length, 1);
+  // The duplicate answer and the try-again-later refusal are resolved inside one attempt, by asking
+  // (besides attempts cut off on a busy machine, as above).
+  for (const prefix of ["DUPLICATE", "TRYLATER"]) {
+    const attempts = (await lookupOf(service, String(docs[prefix]?.irn), who.headers)).attempts;
+    const resolving = attempts.filter((a) => !/no answer within/.test(String(a.error)));
+    assert.equal(resolving.length, 1, `${prefix}: ${JSON.stringify(attempts)}`);
+  }
   // No sign was ever sent for an IRN MBS held already.
   assert.deepEqual([...sim.refusedSigns()], []);
   const counts = sim.faultCounts();
@@ -162,7 +167,7 @@ test("an IRN MBS holds with another document ends refused as a clash, in one att
   timeout: 60_000,
 }, async (t) => {
   const sim = await simulator(t, { seed: 23 });
-  const service = await serviceFor(t, sim, { EINVOICE_TRANSMIT_WAIT_MS: "5000" });
+  const service = await serviceFor(t, sim, { EINVOICE_TRANSMIT_WAIT_MS: "20000" });
   service.startWorker(2);
   const [who] = service.tenants;
   assert.ok(who);
@@ -214,9 +219,11 @@ test("refused credentials pause every delivery with one probe per interval; all 
   // Every call MBS got is one of the attempts claimed before the hold opened (one per worker slot
   // at most), the probe that judged their refusals (shared: they came together), or one of the
   // hold's probes, which come one per interval, however many invoices wait.
+  // MBS counts a probe when it arrives, the hold when its answer is recorded: the calls are read
+  // first, so that no probe is counted by MBS and not yet by the hold.
+  const calls = sim.faultCounts().credential ?? 0;
   const hold = await service.ctx.transmission.authorityHold();
   assert.ok(hold);
-  const calls = sim.faultCounts().credential ?? 0;
   const intervals = (Date.now() - Date.parse(hold.since)) / probeMs;
   assert.ok(hold.probes >= 2, `probes were made (${hold.probes})`);
   assert.ok(
