@@ -16,6 +16,12 @@ const DateText = Type.String({ format: "date", maxLength: 10, description: "YYYY
 const Amount = Type.Number({ minimum: 0, maximum: 1e15 });
 const Quantity = Type.Number({ exclusiveMinimum: 0, maximum: 1e12 });
 const Rate = Type.Number({ minimum: 0, maximum: 100 });
+/**
+ * A line may be negative: a return or a correction on an invoice (EN 16931 lets a line's quantity
+ * and net amount be, its price never). Its quantity is never 0; the totals stay positive.
+ */
+const LineQuantity = Type.Number({ minimum: -1e12, maximum: 1e12, not: Type.Literal(0) });
+const LineAmount = Type.Number({ minimum: -1e15, maximum: 1e15 });
 
 const DocumentReference = Type.Object({ irn: Text(100), issue_date: DateText });
 
@@ -67,8 +73,8 @@ export const InvoiceLine = Type.Object({
   discount_amount: Type.Optional(Amount),
   fee_rate: Type.Optional(Rate),
   fee_amount: Type.Optional(Amount),
-  invoiced_quantity: Quantity,
-  line_extension_amount: Amount,
+  invoiced_quantity: LineQuantity,
+  line_extension_amount: LineAmount,
   item: Type.Object({
     name: Text(300),
     description: Type.Optional(Text(1000)),

@@ -62,6 +62,11 @@ export function schemaViolations(errors: readonly AjvLikeError[], root = ""): Vi
       case "maxItems":
         message = e.message ?? "is out of range";
         break;
+      case "not":
+        // The documents' one `not` is a line's quantity, which may be negative but never 0.
+        rule = "nonzero";
+        message = "must not be 0";
+        break;
       case "const":
         message = `must be ${JSON.stringify(e.params.allowedValue)}`;
         break;

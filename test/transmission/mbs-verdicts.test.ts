@@ -153,7 +153,7 @@ test("a sign whose answer was lost, or answered like a duplicate, is confirmed a
   // The duplicate answer and the try-again-later refusal are resolved inside one attempt, by asking
   // (besides attempts cut off on a busy machine, as above).
   for (const prefix of ["DUPLICATE", "TRYLATER"]) {
-    const attempts = (await lookupOf(service, String(docs[prefix]?.irn), who.headers)).attempts;
+    const attempts: Attempt[] = (await lookupOf(service, String(docs[prefix]?.irn), who.headers)).attempts;
     const resolving = attempts.filter((a) => !/no answer within/.test(String(a.error)));
     assert.equal(resolving.length, 1, `${prefix}: ${JSON.stringify(attempts)}`);
   }

@@ -144,7 +144,7 @@ export const PARTY: readonly Row[] = [
     ubl: "cac:Contact/cbc:Telephone",
     field: "telephone",
     kind: "text",
-    note: "spaces, dots, hyphens and brackets dropped; a Nigerian number's leading 0 is +234 (`0803 123 4567` is `+2348031234567`)",
+    note: "spaces, dots, hyphens and brackets dropped; a Nigerian number's leading 0 is +234 (`0803 123 4567` is `+2348031234567`); one with no country code otherwise (`23434234`) is not carried",
   },
   {
     bt: "BT-35, BT-36, BT-162",
@@ -194,6 +194,7 @@ export const LINE: readonly Row[] = [
     ubl: "cbc:InvoicedQuantity | cbc:CreditedQuantity",
     field: "invoiced_quantity",
     kind: "number",
+    note: "may be negative (a return or a correction), never 0; a positive quantity on a negative line that it gives exactly with the opposite sign (6 × 18.33 on −109.98) is read as negative, with the warning `ubl_read_as_return`",
   },
   {
     bt: "BT-130",

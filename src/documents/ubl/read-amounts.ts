@@ -179,6 +179,7 @@ export function readLines(r: Reading, root: UblNode, doc: Record<string, unknown
       setPath(line, "price.price_unit", unit);
     }
     readLineAllowances(r, node, line, at);
+    if (quantity) readReturn(r, line, quantity);
     // The base quantity's unit is the quantity's (EN 16931 BT-150 is BT-130).
     const base = r.peek(r.peek(node, "cac:Price"), "cbc:BaseQuantity");
     if (base) r.attr(base, "unitCode");
@@ -205,6 +206,34 @@ export function readLines(r: Reading, root: UblNode, doc: Record<string, unknown
     const tax = category(r, r.at(item, "cac:ClassifiedTaxCategory"), `${at}.tax_category`, false);
     if (tax) line.tax_category = tax;
     return line;
+  });
+}
+
+/**
+ * A returned item written with its quantity unsigned: a negative line amount whose quantity and
+ * price, both positive, give exactly its opposite (an ERP's "RETOUR" line, 6 × 18.33 = −109.98).
+ * EN 16931 holds a price positive (BR-27), so only the quantity can carry the sign: it is read as
+ * negative, and said. Any other disagreement is left for the validation to report.
+ */
+function readReturn(r: Reading, line: Record<string, unknown>, quantity: UblNode) {
+  const amount = line.line_extension_amount;
+  const price = line.price as { price_amount?: unknown; base_quantity?: unknown } | undefined;
+  const count = line.invoiced_quantity;
+  const unit = price?.price_amount;
+  const per = price?.base_quantity ?? 1;
+  if (typeof amount !== "number" || typeof count !== "number" || typeof unit !== "number") return;
+  if (typeof per !== "number" || per <= 0 || amount >= 0 || count <= 0 || unit < 0) return;
+  const discount = typeof line.discount_amount === "number" ? line.discount_amount : 0;
+  const fee = typeof line.fee_amount === "number" ? line.fee_amount : 0;
+  const asWritten = (count * unit) / per - discount + fee;
+  const returned = (-count * unit) / per - discount + fee;
+  if (Math.abs(asWritten - amount) < 0.005 || Math.abs(returned - amount) >= 0.005) return;
+  line.invoiced_quantity = -count;
+  r.warnings.push({
+    path: "(ubl)",
+    rule: "ubl_read_as_return",
+    message: `read as a return: the quantity ${quantity.text} is taken as −${quantity.text}, the sign its line amount ${String(amount)} gives it`,
+    xpath: quantity.path,
   });
 }
 

@@ -203,22 +203,39 @@ function readParty(r: Reading, party: UblNode, field: string): Record<string, un
   r.sources.set(`${field}.postal_address.street_name`, `${party.path}/cac:PostalAddress/cbc:StreetName`);
   for (const row of PARTY_PLAIN)
     r.put(out, row.field as string, `${field}.${row.field}`, party, row.ubl, row.kind);
-  if (typeof out.telephone === "string") out.telephone = telephone(out.telephone);
+  if (typeof out.telephone === "string") {
+    const read = telephone(out.telephone);
+    out.telephone = read;
+    // A number written without its country code cannot be made international by guessing one; it
+    // is optional, so it is left out, said, and the rest of the party is read.
+    const node = r.peek(r.peek(party, "cac:Contact"), "cbc:Telephone");
+    if (node && !INTERNATIONAL.test(read) && !read.trim().startsWith("+")) {
+      delete out.telephone;
+      r.dropped(
+        node,
+        `the telephone '${node.text}'`,
+        "it has no country code (+ and digits), which this API's telephone needs",
+      );
+    }
+  }
   r.sources.set(`${field}.postal_address`, address?.path ?? `${party.path}/cac:PostalAddress`);
   return out;
 }
+
+const INTERNATIONAL = /^\+[1-9]\d{6,14}$/;
 
 /**
  * A telephone number as this API writes it (E.164, `+2348031234567`): UBL's is free text, and
  * Nigerian ERPs write the local form (`0803 123 4567`) as often as the international one. Spaces,
  * dots, hyphens and brackets are dropped, and a Nigerian number's leading 0 is its +234. Anything
- * else is kept as written, for the validation to report on its element.
+ * else is kept as written: with a leading + for the validation to report on its element, without
+ * one to be left out by the party's reader.
  */
 export function telephone(text: string): string {
   const compact = text.replace(/[\s.()-]/g, "");
   if (/^0[789]\d{9}$/.test(compact)) return `+234${compact.slice(1)}`;
   if (/^00[1-9]\d{6,14}$/.test(compact)) return `+${compact.slice(2)}`;
-  return /^\+[1-9]\d{6,14}$/.test(compact) ? compact : text;
+  return INTERNATIONAL.test(compact) ? compact : text;
 }
 
 function readPayment(r: Reading, root: UblNode, doc: Record<string, unknown>, credit: boolean) {

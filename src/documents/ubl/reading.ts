@@ -87,11 +87,11 @@ export class Reading {
   }
 
   /** Something read but not carried whole. */
-  dropped(node: UblNode, what: string): void {
+  dropped(node: UblNode, what: string, why = "this API's document has no field for it"): void {
     this.warnings.push({
       path: "(ubl)",
       rule: "ubl_not_carried",
-      message: `${what} is not carried: this API's document has no field for it`,
+      message: `${what} is not carried: ${why}`,
       xpath: node.path,
     });
   }

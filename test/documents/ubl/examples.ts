@@ -32,3 +32,29 @@ export function asSupplier(xml: string, who: Pick<Tenant, "tin">): string {
   );
   return classified.replace(SUPPLIER, supplier);
 }
+
+const money = (n: number) => (Math.round(n * 100) / 100).toFixed(2);
+
+/**
+ * The example as a Nigerian seller issues it: its VAT at Nigeria's 7.5% where it charges a standard
+ * rate of its own country (25%, 21% or 6%), each subtotal's tax and the totals that include tax
+ * computed again. Lines, their amounts and the net totals stay the example's.
+ */
+export function atNigerianVat(xml: string): string {
+  if (/PrepaidAmount|PayableRoundingAmount/.test(xml)) throw new Error("the payable would need them too");
+  let tax = 0;
+  const rated = xml.replace(/(<cbc:ID>S<\/cbc:ID>\s*<cbc:Percent>)[^<]*(<\/cbc:Percent>)/g, "$17.5$2");
+  const subtotals = rated.replace(/<cac:TaxSubtotal>[\s\S]*?<\/cac:TaxSubtotal>/g, (sub) => {
+    const taxable = Number(/<cbc:TaxableAmount[^>]*>([^<]+)</.exec(sub)?.[1]);
+    const percent = Number(/<cbc:Percent>([^<]+)</.exec(sub)?.[1]);
+    const amount = Math.round(taxable * percent) / 100;
+    tax += amount;
+    return sub.replace(/(<cbc:TaxAmount[^>]*>)[^<]*(<)/, `$1${money(amount)}$2`);
+  });
+  const total = subtotals.replace(/(<cac:TaxTotal>\s*<cbc:TaxAmount[^>]*>)[^<]*(<)/, `$1${money(tax)}$2`);
+  const exclusive = Number(/<cbc:TaxExclusiveAmount[^>]*>([^<]+)</.exec(total)?.[1]);
+  const inclusive = money(exclusive + tax);
+  return total
+    .replace(/(<cbc:TaxInclusiveAmount[^>]*>)[^<]*(<)/, `$1${inclusive}$2`)
+    .replace(/(<cbc:PayableAmount[^>]*>)[^<]*(<)/, `$1${inclusive}$2`);
+}

@@ -117,7 +117,7 @@ export type GenerateOptions = {
   id?: string;
   /**
    * Only what this API's invoice document carries: every line a product with its HS code, no
-   * returned (negative) line, no prepaid or rounding amount. What it cannot carry is tested apart.
+   * prepaid or rounding amount. What it cannot carry is tested apart.
    */
   carriable?: boolean;
 };
@@ -1413,7 +1413,7 @@ export function generateUbl(seed: number, opts: GenerateOptions): { xml: string;
   }
   // Now and then an invoice takes back items of an earlier line: a negative quantity, as returns
   // are written, never more than that line's net.
-  if (kind === "Invoice" && lines.length >= 2 && rng.chance(0.08) && !opts.carriable) {
+  if (kind === "Invoice" && lines.length >= 2 && rng.chance(0.08)) {
     const earlier = lines.find(
       (line) => line.quantity.s === 0 && line.quantity.n >= 2n && line.baseQuantity === 1n,
     );

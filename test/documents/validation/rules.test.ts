@@ -171,12 +171,39 @@ test("types_and_formats: a numeric string amount is a type error at its path", (
   single(line, "invoice_line[1].invoiced_quantity", "type");
 });
 
-test("types_and_formats: a quantity of 0 is rejected, a fractional quantity is not", () => {
+test("types_and_formats: a quantity of 0 is rejected, a fractional or negative one (a return) is not", () => {
   const found = check(typesAndFormats, mutated(full(), { "invoice_line[0].invoiced_quantity": 0 }));
-  single(found, "invoice_line[0].invoiced_quantity", "exclusiveMinimum");
-  const negative = check(typesAndFormats, mutated(full(), { "invoice_line[0].invoiced_quantity": -1 }));
-  single(negative, "invoice_line[0].invoiced_quantity", "exclusiveMinimum");
+  const zero = single(found, "invoice_line[0].invoiced_quantity", "nonzero");
+  assert.equal(zero.message, "must not be 0");
   assert.deepEqual(check(typesAndFormats, mutated(full(), { "invoice_line[0].invoiced_quantity": 0.5 })), []);
+  const returned = {
+    "invoice_line[0].invoiced_quantity": -2,
+    "invoice_line[0].line_extension_amount": -13000,
+  };
+  assert.deepEqual(check(typesAndFormats, mutated(full(), returned)), []);
+  // Its price is never negative, its total neither: only the line carries the sign.
+  single(
+    check(typesAndFormats, mutated(full(), { "legal_monetary_total.line_extension_amount": -1 })),
+    "legal_monetary_total.line_extension_amount",
+    "minimum",
+  );
+});
+
+test("arithmetic: a returned line (negative quantity) is judged by the same formula, its sign too", () => {
+  const line = {
+    "invoice_line[0].invoiced_quantity": -2,
+    "invoice_line[0].discount_rate": 0,
+    "invoice_line[0].discount_amount": 0,
+    "invoice_line[0].line_extension_amount": -13000,
+  };
+  none(check(arithmetic, mutated(full(), line)), "invoice_line[0].line_extension_amount");
+  const unsigned = { ...line, "invoice_line[0].line_extension_amount": 13000 };
+  const v = one(
+    check(arithmetic, mutated(full(), unsigned)),
+    "invoice_line[0].line_extension_amount",
+    "line_amount",
+  );
+  assert.equal(v.expected, -13000);
 });
 
 test("types_and_formats: a negative amount is rejected, zero is not", () => {
