@@ -18,6 +18,7 @@ import { pdfRenderer } from "../documents/pdf/pool.ts";
 import { invoicePdfs } from "../documents/pdf/service.ts";
 import { loadUblSchemas } from "../documents/ubl/schema.ts";
 import { ublReader } from "../documents/ubl/ubl-in.ts";
+import { ublReadPool } from "../documents/ubl/ubl-read-pool.ts";
 import { type Validate, validationPool } from "../documents/validation/validation-pool.ts";
 import { serviceMetrics } from "../http/metrics.ts";
 import { idempotencyRepository } from "../idempotency/idempotency-repository.ts";
@@ -301,10 +302,13 @@ export async function createContext(config: Config) {
   const pdfs = invoicePdfs({ records, renderer: pdfThread });
   const profiles = businessProfiles(businessesRepo);
   const irns = irnCheck({ invoices: invoicesRepo, profiles });
-  // Compiled once per process (about a second); a folder given that holds no schemas stops start-up.
+  // A folder given that holds no schemas stops start-up: they are compiled once here to say so, and
+  // by the UBL thread for its own use.
+  if (config.ublSchemas) loadUblSchemas(config.ublSchemas).dispose();
+  const ublReads = ublReadPool({ thread: os.availableParallelism() > 1, schemas: config.ublSchemas });
   const ubl = ublReader({
     profiles,
-    schemas: config.ublSchemas ? loadUblSchemas(config.ublSchemas) : undefined,
+    read: ublReads.read,
     signed: (businessId, prefix, limit) => invoicesRepo.irnsStartingWith(businessId, prefix, limit),
   });
   const invoices = invoiceRegistration({
@@ -396,6 +400,7 @@ export async function createContext(config: Config) {
       await validations.close();
       await qrImages.close();
       await pdfThread.close();
+      await ublReads.close();
       await checkpointer?.stop();
       await db.destroy();
     },

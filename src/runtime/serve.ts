@@ -1,6 +1,5 @@
 import cluster from "node:cluster";
 import type { Config } from "../config.ts";
-import { warmUpXml } from "../documents/ubl/xml-warm-up.ts";
 import type { DayOutcome } from "../inbox/pull-job.ts";
 import { createWorker } from "../outbox/worker.ts";
 import { type Context, createContext, type Logger } from "./context.ts";
@@ -17,8 +16,6 @@ export async function serve(config: Config): Promise<void> {
   const logger = createLogger(config);
   const ctx = await createContext(config);
   const app = await createServer(ctx, logger);
-  // Before the first request: a cold process's first XML bodies hold the event loop ten times longer.
-  warmUpXml();
   if (config.mode === "sandbox" && cluster.isPrimary) await announceSandbox(ctx);
   const worker = config.outbox.worker ? outboxWorker(ctx, logger) : undefined;
   onShutdown(logger, async () => {

@@ -16,7 +16,7 @@ import { bundle, dataUrl } from "../loader/bundle.mjs";
  * of files are a few), except those in IN_PLACE, which read files installed beside their code
  * (a native addon, fonts, WebAssembly): they are imported from where they are installed.
  */
-const IN_PLACE = ["better-sqlite3", "pdfkit", "zxing-wasm", "dejavu-fonts-ttf"];
+const IN_PLACE = ["better-sqlite3", "pdfkit", "zxing-wasm", "dejavu-fonts-ttf", "libxml2-wasm"];
 
 const THREAD_MAIN = fileURLToPath(new URL("./thread-main.ts", import.meta.url));
 
