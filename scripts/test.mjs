@@ -150,6 +150,7 @@ const LAYERS = {
       "test/documents/pdf/pdf.test.ts",
       "test/documents/pdf/pdf-pool.test.ts",
       "test/documents/validation/validation-pool.test.ts",
+      "test/documents/ubl/ubl-read-pool.test.ts",
       "test/simulators/mbs/cli.test.ts",
     ],
   },

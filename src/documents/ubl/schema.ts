@@ -54,15 +54,33 @@ export type UblSchemas = {
 
 type Served = { bytes: Uint8Array; at: number };
 
-const provider = {
+type Provider = {
   /** The files that may be served: set only while schemas compile. */
-  files: new Map<string, Uint8Array>(),
-  open: new Map<number, Served>(),
+  files: Map<string, Uint8Array>;
+  open: Map<number, Served>;
+  nextFd: number;
+  requests: SchemaRequest[];
+  asked: number;
+  registered: boolean;
+};
+
+/**
+ * One provider per libxml2 instance, which is one per thread: kept on the thread's global object,
+ * not in this module, because a thread may hold two copies of this module (on one core the UBL
+ * thread's module runs in place, bundled on its own: src/threads/thread-bundle.ts), and a second
+ * registration would leave the first copy's schemas unable to compile.
+ */
+const PROVIDER = Symbol.for("einvoice.ubl-schema-provider");
+const shared = globalThis as Record<symbol, Provider | undefined>;
+const provider: Provider = shared[PROVIDER] ?? {
+  files: new Map(),
+  open: new Map(),
   nextFd: 1,
-  requests: [] as SchemaRequest[],
+  requests: [],
   asked: 0,
   registered: false,
 };
+shared[PROVIDER] = provider;
 
 /** A resource libxml2 asked the provider for, whether it got it, and its number in the process. */
 export type SchemaRequest = { url: string; served: boolean; seq: number };
