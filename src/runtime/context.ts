@@ -14,12 +14,9 @@ import { dashboardService } from "../dashboard/dashboard-service.ts";
 import { startCheckpointer } from "../db/checkpointer.ts";
 import { type Db, openDatabase } from "../db/database.ts";
 import { migrateToLatest, pendingMigrations } from "../db/migrations.ts";
-import { pdfRenderer } from "../documents/pdf/pool.ts";
 import { invoicePdfs } from "../documents/pdf/service.ts";
-import { loadUblSchemas } from "../documents/ubl/schema.ts";
 import { ublReader } from "../documents/ubl/ubl-in.ts";
-import { ublReadPool } from "../documents/ubl/ubl-read-pool.ts";
-import { type Validate, validationPool } from "../documents/validation/validation-pool.ts";
+import type { Validate } from "../documents/validation/validation-pool.ts";
 import { serviceMetrics } from "../http/metrics.ts";
 import { idempotencyRepository } from "../idempotency/idempotency-repository.ts";
 import { idempotencyService } from "../idempotency/idempotency-service.ts";
@@ -45,7 +42,6 @@ import { type OutboxMetrics, outboxMetrics } from "../outbox/metrics.ts";
 import { outboxRepository } from "../outbox/outbox-repository.ts";
 import { outboxQueue, outboxService } from "../outbox/outbox-service.ts";
 import { outboxWrite } from "../outbox/write.ts";
-import { qrImageReader } from "../qr/qr-reader-pool.ts";
 import { qrService } from "../qr/qr-service.ts";
 import { catalogRepository } from "../reference/catalog-repository.ts";
 import { productCodes } from "../reference/product-codes.ts";
@@ -67,6 +63,7 @@ import { webhookNotifier } from "../webhooks/notifier.ts";
 import { webhookRegistrar } from "../webhooks/registrar.ts";
 import { webhookResealer } from "../webhooks/reseal.ts";
 import { type WebhookRepository, webhookRepository } from "../webhooks/webhook-repository.ts";
+import { documentThreads } from "./document-threads.ts";
 
 export type Logger = pino.Logger;
 
@@ -239,8 +236,9 @@ export async function createContext(config: Config) {
     { thread: os.availableParallelism() > 1 },
   );
 
-  // Large documents are checked on a thread of their own, like the preparations.
-  const validations = validationPool({ thread: os.availableParallelism() > 1 });
+  // Large documents are checked, PDFs rendered, UBL read and QR images decoded on threads of their own.
+  const threads = documentThreads(config);
+  const { validations, qrImages } = threads;
 
   const businessesRepo = businessRepository(db);
   const invoicesRepo = invoiceRepository(db);
@@ -298,17 +296,12 @@ export async function createContext(config: Config) {
     publicUrl: config.publicUrl,
   });
   const records = invoiceQueries({ invoices: invoicesRepo, sealer, verification });
-  const pdfThread = pdfRenderer({ thread: os.availableParallelism() > 1 });
-  const pdfs = invoicePdfs({ records, renderer: pdfThread });
+  const pdfs = invoicePdfs({ records, renderer: threads.pdfs });
   const profiles = businessProfiles(businessesRepo);
   const irns = irnCheck({ invoices: invoicesRepo, profiles });
-  // A folder given that holds no schemas stops start-up: they are compiled once here to say so, and
-  // by the UBL thread for its own use.
-  if (config.ublSchemas) loadUblSchemas(config.ublSchemas).dispose();
-  const ublReads = ublReadPool({ thread: os.availableParallelism() > 1, schemas: config.ublSchemas });
   const ubl = ublReader({
     profiles,
-    read: ublReads.read,
+    read: threads.ubl.read,
     signed: (businessId, prefix, limit) => invoicesRepo.irnsStartingWith(businessId, prefix, limit),
   });
   const invoices = invoiceRegistration({
@@ -347,8 +340,6 @@ export async function createContext(config: Config) {
     ...config.idempotency,
   });
 
-  // QR images are decoded on a thread of their own, started on the first image.
-  const qrImages = qrImageReader();
   const qrCodes = qrService({ qr, businesses: businessesRepo, invoices: invoicesRepo, images: qrImages });
   const dashboard = dashboardService({
     repository: dashboardRepository(db),
@@ -397,10 +388,7 @@ export async function createContext(config: Config) {
     operator: { password: keyring.operatorPassword, pepper: keyring.pepper },
     close: async () => {
       await preparations.close();
-      await validations.close();
-      await qrImages.close();
-      await pdfThread.close();
-      await ublReads.close();
+      await threads.close();
       await checkpointer?.stop();
       await db.destroy();
     },
