@@ -110,6 +110,12 @@ export type WorkerPoolOptions<I, O> = {
   inFlight?: number;
   /** The jobs of one turn of the event loop go over in one message, this many at most. */
   batch?: number;
+  /**
+   * A batch also closes once its jobs weigh this much (`weight` of each input; a job heavier than
+   * it goes alone): the jobs of the next batch, another business's say, then wait behind one large
+   * job, not behind `batch` of them.
+   */
+  batchWeight?: { most: number; of: (input: I) => number };
   /** A message still running this long after the thread started it fails, and its thread is replaced. */
   timeLimitMs?: number;
   /** A thread not ready (its module loaded) this long after it was started is replaced, its jobs failed. */
@@ -207,10 +213,13 @@ export class WorkerPool<I, O> {
     while (!this.closed && this.out < (this.options.inFlight ?? 1)) {
       const jobs: QueuedJob<I, O>[] = [];
       const most = thread ? (this.options.batch ?? 1) : 1;
-      while (jobs.length < most) {
+      const weight = this.options.batchWeight;
+      let weighs = 0;
+      while (jobs.length < most && (!weight || weighs < weight.most)) {
         const job = queue.take();
         if (!job) break;
         jobs.push(job);
+        if (weight) weighs += weight.of(job.input);
       }
       if (jobs.length === 0) return;
       if (thread) this.post(jobs);

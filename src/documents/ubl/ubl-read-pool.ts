@@ -8,7 +8,8 @@ const THREAD = new URL("./ubl-read-thread.ts", import.meta.url);
 /**
  * One business's share of the UBL thread's queue, and the queue's bound. Every UBL body waits here,
  * not only large ones: an ERP with 50 requests at once is served (a short invoice takes about 1 ms,
- * 64 waiting about 60 ms), and what waits is bounded (64 bodies of at most 1 MiB each).
+ * 64 waiting about 60 ms), and what waits is bounded (64 bodies of at most 1 MiB each, the parse's
+ * bound: a body past the reader's is refused on the thread after its parse).
  */
 export const UBL_SHARE = 64;
 export const UBL_QUEUE = 256;
@@ -20,7 +21,7 @@ export type ReadUbl = (input: UblReadInput) => Promise<UblReadAnswer>;
 
 /**
  * UBL bodies read off the event loop. Reading one is all CPU (parse, schema, mapping: about 1 ms
- * for a short invoice, 15 ms at the 128 KiB bound), three quarters of what a UBL sign cost the event
+ * for a short invoice, 60 ms at the 512 KiB bound), three quarters of what a UBL sign cost the event
  * loop, where it held up every other request; on a thread of its own it uses the second core, and
  * the event loop keeps HTTP, authentication, validation and signing. The thread starts with the
  * first UBL body and takes one business's documents in turn with the others' (fair-queue.ts). With
@@ -50,6 +51,12 @@ export function ublReadPool(options: {
     // sign was a transaction and an fsync of its own). The next batch starts on the thread while
     // the event loop takes the last one's answers.
     batch: 8,
+    // Up to 256 KiB of bodies a batch (a large invoice goes alone): what waits behind a batch is
+    // then at most about 25 ms of reading.
+    batchWeight: {
+      most: 256 * 1024,
+      of: (input) => (typeof input.body === "string" ? input.body.length : input.body.byteLength),
+    },
     inFlight: 2,
     // Exactly the body's bytes: a Buffer read off a socket is a view of a larger block, which a
     // message to a thread would copy whole.

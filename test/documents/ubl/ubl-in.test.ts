@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
 import { describe, test } from "node:test";
+import { UBL_READ_BYTES } from "../../../src/documents/ubl/ubl-read.ts";
 import { build, fixture, type Json, REPO_ROOT, tenant } from "../../helpers.ts";
 import { asSupplier, atNigerianVat, EXAMPLE_FILES, example, UBL_SCHEMAS } from "./examples.ts";
 
@@ -291,15 +292,15 @@ test("a credit note that names its invoice by number alone (no date) finds the i
   );
 });
 
-test("a UBL document over 128 KiB is refused whole (413, saying what to send instead), not read on the request path", async (t) => {
+test("a UBL document over 512 KiB is refused whole (413, saying what to send instead), not read", async (t) => {
   const { app, ctx } = await build(t, { EINVOICE_UBL_SCHEMAS: UBL_SCHEMAS });
   const who = await tenant(ctx);
   const invoice = fixture("invoice-full", who);
   const line = (invoice.invoice_line as Json[])[0] as Json;
-  invoice.invoice_line = Array.from({ length: 200 }, () => line);
+  invoice.invoice_line = Array.from({ length: 700 }, () => line);
   const { writeUbl } = await import("../../../src/documents/ubl/write.ts");
   const xml = writeUbl({ irn: String(invoice.irn), document: invoice });
-  assert.ok(Buffer.byteLength(xml) > 128 * 1024);
+  assert.ok(Buffer.byteLength(xml) > UBL_READ_BYTES);
   const answer = await app.inject({
     method: "POST",
     url: `${PREFIX}/validate`,
@@ -309,5 +310,5 @@ test("a UBL document over 128 KiB is refused whole (413, saying what to send ins
   assert.equal(answer.statusCode, 413, answer.body);
   const body = answer.json() as { message: string; error: { details: string } };
   assert.equal(body.message, "Request body too large");
-  assert.match(body.error.details, /at most 128 KiB .* send a larger invoice as this API's JSON document/);
+  assert.match(body.error.details, /at most 512 KiB .* send a larger invoice as this API's JSON document/);
 });

@@ -3,12 +3,23 @@ import { test } from "node:test";
 import { loadUblSchemas } from "../../../src/documents/ubl/schema.ts";
 import { readUblBody, UBL_READ_BYTES, type UblReadAnswer } from "../../../src/documents/ubl/ubl-read.ts";
 import { ublReadPool } from "../../../src/documents/ubl/ubl-read-pool.ts";
+import { writeUbl } from "../../../src/documents/ubl/write.ts";
+import { XML_BOUNDS } from "../../../src/documents/ubl/xml.ts";
 import { DomainError } from "../../../src/errors.ts";
+import { fixture, type Json } from "../../helpers.ts";
 import { asSupplier, EXAMPLE_FILES, example, UBL_SCHEMAS } from "./examples.ts";
 import { generateUbl, randomSupplier } from "./generate.ts";
 
 const SIGNER = { businessId: "5b7d3d2e-8f7a-4c1e-9b1a-2f8e6c4d1a00", serviceId: "AB12CD34" };
 const TIN = "20198222-0002";
+
+/** The full sample invoice with 600 lines, as UBL out writes it: past the reader's bound, within the parse's. */
+function oversized(): string {
+  const invoice = fixture("invoice-full", { business_id: SIGNER.businessId, service_id: SIGNER.serviceId });
+  const line = (invoice.invoice_line as Json[])[0] as Json;
+  invoice.invoice_line = Array.from({ length: 600 }, () => line);
+  return writeUbl({ irn: String(invoice.irn), document: invoice });
+}
 
 /** What a reading says, as the event loop gets it (a Map's entries in order). */
 const plain = (answer: UblReadAnswer) =>
@@ -25,9 +36,10 @@ test("a UBL body read on the thread gets the answer it gets in place, refusals t
     // Not well formed; against the schema; within the parse's bounds but past the reader's.
     "<Invoice xmlns='urn:oasis:names:specification:ubl:schema:xsd:Invoice-2'><cut>",
     example("peppol-base-example.xml").replace("<cbc:IssueDate>", "<cbc:Wrong>x</cbc:Wrong><cbc:IssueDate>"),
-    generateUbl(7, { supplier: { ...randomSupplier(7), tin: TIN }, lines: 400 }).xml,
+    oversized(),
   ];
-  assert.ok(Buffer.byteLength(bodies.at(-1) as string) > UBL_READ_BYTES);
+  const last = Buffer.byteLength(bodies.at(-1) as string);
+  assert.ok(last > UBL_READ_BYTES && last <= XML_BOUNDS.bytes, String(last));
   // On one core the same module reads in place.
   const inPlace = ublReadPool({ thread: false, schemas: UBL_SCHEMAS });
   t.after(() => inPlace.close());
@@ -113,4 +125,29 @@ test("the UBL thread takes each business's documents in turn; past its share, a 
     read("b", "b1"),
   ]);
   assert.deepEqual(order, ["a5 refused", "a6 refused", "a1", "b1", "a2", "a3", "a4"]);
+});
+
+test("a large UBL body goes to the thread alone: a small one of another business is not answered only with it", async (t) => {
+  const pool = ublReadPool({ thread: true, schemas: undefined });
+  t.after(() => pool.close());
+  const large = generateUbl(9, { supplier: { ...randomSupplier(9), tin: TIN }, lines: 200 }).xml;
+  const small = generateUbl(10, { supplier: { ...randomSupplier(10), tin: TIN }, lines: 2 }).xml;
+  assert.ok(Buffer.byteLength(large) > 256 * 1024 && Buffer.byteLength(large) <= UBL_READ_BYTES);
+  assert.ok((await pool.read({ body: small, signer: SIGNER })).ok);
+  const answered = new Map<string, number>();
+  const read = (businessId: string, name: string, body: string) =>
+    pool.read({ body, signer: { ...SIGNER, businessId } }).then((answer) => {
+      assert.ok(answer.ok);
+      answered.set(name, performance.now());
+    });
+  // In turn: a1, b1, a2, a3. a1 goes alone; b1 goes with a2; a3 last, a large read after them.
+  await Promise.all([
+    read("a", "a1", large),
+    read("a", "a2", large),
+    read("a", "a3", large),
+    read("b", "b1", small),
+  ]);
+  const gap = (answered.get("a3") ?? 0) - (answered.get("b1") ?? 0);
+  t.diagnostic(`b1 answered ${gap.toFixed(1)} ms before a3`);
+  assert.ok(gap > 5, `b1 answered ${gap.toFixed(1)} ms before a3, not with it`);
 });

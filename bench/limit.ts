@@ -1,0 +1,178 @@
+/**
+ * A sign at the limit of its own work: this service's `POST /sign` beside the bare durable sign
+ * (bench/bare-sign.ts, what a sign cannot skip, done bare), and `validate` beside the echo ceiling
+ * (bench/ceiling.ts), the same body (the full sample invoice, a fresh IRN per sign), the same
+ * connections and duration, in one run, each round in the other order. Prints requests/s, p50/p99,
+ * failures and the server's CPU per request, then sign/bare (target ≥ 0.70, with this service's
+ * p99 ≤ 15 ms) and validate/echo (target ≥ 0.35).
+ *   npm run bench:limit -- [--engine sqlite|postgres] [--duration 10] [--connections 50] [--rounds 2]
+ *                          [--only bare,sign,echo,validate] [--cpu-prof DIR]
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import autocannon from "autocannon";
+import { loadConfig } from "../src/config.ts";
+import { createContext } from "../src/main.ts";
+import { benchDatabase, cpuMs, freePort, machine, shared, start, stop, waitFor } from "./lib.ts";
+
+const { values: args } = parseArgs({
+  options: {
+    engine: { type: "string", default: "sqlite" },
+    duration: { type: "string", default: "10" },
+    connections: { type: "string", default: "50" },
+    rounds: { type: "string", default: "2" },
+    only: { type: "string" },
+    "cpu-prof": { type: "string" },
+  },
+});
+const duration = Number(args.duration);
+const connections = Number(args.connections);
+const rounds = Number(args.rounds);
+console.log(`${machine()}`);
+
+const database = await benchDatabase(args.engine);
+const setup = await createContext(loadConfig({ ...database.env, EINVOICE_LOG_LEVEL: "silent" }));
+const tin = "12345678-0001";
+const business = await setup.businesses.add({ name: "Bench Limit Ltd", tin });
+const key = await setup.businesses.createKey(business.business_id);
+await setup.reference.importProducts(path.join(shared, "data", "hs2022", "harmonized-system.csv"));
+await setup.close();
+const body = fs
+  .readFileSync(path.join(shared, "fixtures", "invoice-full.json"), "utf8")
+  .replaceAll("{{BUSINESS_ID}}", business.business_id)
+  .replaceAll("{{SERVICE_ID}}", business.service_id)
+  // The supplier is the business that signs: its invoices raise no supplier_tin_mismatch warning.
+  .replace('"tin": "20198222-0002"', `"tin": "${tin}"`);
+if (!body.includes('"irn": "INV0001-')) throw new Error("the fixture's IRN is not where it was");
+let counter = 0;
+const fresh = () => body.replace(/"irn": "INV0001-/, `"irn": "L${process.pid}N${++counter}-`);
+const headers = { "api-key": key.api_key, "api-secret": key.api_secret, "content-type": "application/json" };
+
+const profiling = args["cpu-prof"] ? ["--cpu-prof", "--cpu-prof-dir", path.resolve(args["cpu-prof"])] : [];
+const [apiPort, barePort, echoPort] = [await freePort(), await freePort(), await freePort()];
+const tsx = "node_modules/tsx/dist/cli.mjs";
+const api = start([...profiling, "bin/einvoice.js", "serve", "--processes", "1"], {
+  ...database.env,
+  PORT: String(apiPort),
+  HOST: "127.0.0.1",
+});
+const bare = start([tsx, "bench/bare-sign.ts"], {
+  PORT: String(barePort),
+  EINVOICE_BARE_DB: path.join(database.dir, "bare.db"),
+});
+const echo = start([tsx, "bench/ceiling.ts"], { PORT: String(echoPort) });
+const children = [api, bare, echo];
+
+type Scenario = {
+  key: string;
+  name: string;
+  url: string;
+  pid: number | undefined;
+  request: autocannon.Request;
+};
+const post = (route: string, withHeaders: Record<string, string>) => ({
+  method: "POST" as const,
+  path: route,
+  headers: withHeaders,
+});
+const scenarios: Scenario[] = [
+  {
+    key: "bare",
+    name: "bare durable sign",
+    url: `http://127.0.0.1:${barePort}`,
+    pid: bare.pid,
+    request: {
+      ...post("/sign", { "content-type": "application/json" }),
+      setupRequest: (r) => ({ ...r, body: fresh() }),
+    },
+  },
+  {
+    key: "sign",
+    name: "this service's sign",
+    url: `http://127.0.0.1:${apiPort}`,
+    pid: api.pid,
+    request: { ...post("/api/v1/einvoice/sign", headers), setupRequest: (r) => ({ ...r, body: fresh() }) },
+  },
+  {
+    key: "echo",
+    name: "echo (bare Fastify)",
+    url: `http://127.0.0.1:${echoPort}`,
+    pid: echo.pid,
+    request: { ...post("/echo", { "content-type": "application/json" }), body },
+  },
+  {
+    key: "validate",
+    name: "this service's validate",
+    url: `http://127.0.0.1:${apiPort}`,
+    pid: api.pid,
+    request: { ...post("/api/v1/einvoice/validate", headers), body },
+  },
+];
+const only = args.only?.split(",").map((word) => word.trim());
+const chosen = scenarios.filter((s) => !only || only.includes(s.key));
+const run = (s: Scenario, seconds: number) =>
+  autocannon({ url: s.url, connections, duration: seconds, requests: [s.request] });
+
+try {
+  await waitFor(`http://127.0.0.1:${apiPort}/healthz`);
+  await waitFor(`http://127.0.0.1:${barePort}/`);
+  await waitFor(`http://127.0.0.1:${echoPort}/`);
+  for (const s of chosen) {
+    const res = await fetch(`${s.url}${s.request.path}`, {
+      method: "POST",
+      headers: s.request.headers as Record<string, string>,
+      body: s.request.body ? String(s.request.body) : fresh(),
+    });
+    if (res.status !== 200) throw new Error(`${s.name} refused: ${res.status} ${await res.text()}`);
+  }
+  // Unmeasured: every path compiled before the first round.
+  for (const s of chosen) await run(s, 2);
+  console.log(`engine ${args.engine}, ${connections} connections, ${duration} s each, ${rounds} round(s)`);
+  type Total = { requests: number; seconds: number; cpuMs: number; bad: number; p99: number[] };
+  const totals = new Map<string, Total>();
+  for (let round = 0; round < rounds; round++) {
+    const order = round % 2 === 0 ? chosen : [...chosen].reverse();
+    for (const s of order) {
+      const before = cpuMs(s.pid);
+      const result = await run(s, duration);
+      const after = cpuMs(s.pid);
+      const spent = before !== undefined && after !== undefined ? after - before : Number.NaN;
+      const bad = result.non2xx + result.errors + result.timeouts;
+      const t = totals.get(s.key) ?? { requests: 0, seconds: 0, cpuMs: 0, bad: 0, p99: [] };
+      totals.set(s.key, {
+        requests: t.requests + result.requests.total,
+        seconds: t.seconds + duration,
+        cpuMs: t.cpuMs + spent,
+        bad: t.bad + bad,
+        p99: [...t.p99, result.latency.p99],
+      });
+      console.log(
+        `${s.name.padEnd(24)} ${Math.round(result.requests.average).toString().padStart(6)} req/s   p50 ${String(result.latency.p50).padStart(3)} ms   p99 ${String(result.latency.p99).padStart(3)} ms   failures ${bad}   cpu ${Math.round((spent * 1000) / result.requests.total)} µs/req`,
+      );
+    }
+  }
+  const rate = (k: string) => {
+    const t = totals.get(k);
+    return t ? t.requests / t.seconds : Number.NaN;
+  };
+  const sign = totals.get("sign");
+  if (totals.has("bare") && sign) {
+    const ratio = rate("sign") / rate("bare");
+    const p99 = Math.max(...sign.p99);
+    const met = ratio >= 0.7 && p99 <= 15 && sign.bad === 0;
+    console.log(
+      `sign: ${Math.round(rate("sign"))}/s against the bare durable sign's ${Math.round(rate("bare"))}/s = ${ratio.toFixed(2)}; ` +
+        `p99 at most ${p99} ms; failures ${sign.bad} (target ≥ 0.70, p99 ≤ 15 ms, none failed: ${met ? "met" : "missed"})`,
+    );
+  }
+  if (totals.has("echo") && totals.has("validate")) {
+    const ratio = rate("validate") / rate("echo");
+    console.log(
+      `validate: ${Math.round(rate("validate"))}/s against the echo's ${Math.round(rate("echo"))}/s = ${ratio.toFixed(2)} (target ≥ 0.35: ${ratio >= 0.35 ? "met" : "missed"})`,
+    );
+  }
+} finally {
+  await stop(children);
+  await database.drop();
+}
