@@ -1,10 +1,11 @@
 /**
- * The bare durable sign: what a sign cannot skip, done bare on one thread. Parse the JSON body (Fastify), a canonical text (keys sorted), SHA-256
- * chained on the previous invoice's hash, an Ed25519 signature, an RSA-2048 OAEP encryption of the
- * QR payload, and one INSERT of the document, committed with the other signs of the same turn of
- * the event loop in one transaction (WAL, synchronous=FULL: one fsync) before the answer. No
- * authentication, validation, idempotency, history or outbox.
- *   PORT=9998 EINVOICE_BARE_DB=/tmp/bare.db tsx bench/bare-sign.ts
+ * The bare durable sign: what a sign cannot skip, done bare on one thread. Parse the JSON body
+ * (Fastify), a canonical text (keys sorted), SHA-256 chained on the previous invoice's hash, an
+ * Ed25519 signature, an RSA-2048 OAEP encryption of the QR payload, and one INSERT of the document,
+ * committed with the other signs of the same turn of the event loop in one transaction (WAL,
+ * synchronous=FULL: one fsync) before the answer. No authentication, validation, idempotency,
+ * history or outbox. bench/limit.ts starts it; alone:
+ *   PORT=9998 EINVOICE_BARE_DB=bare.db tsx bench/bare-sign.ts
  */
 import { constants, createHash, generateKeyPairSync, publicEncrypt, sign } from "node:crypto";
 import SQLite from "better-sqlite3";

@@ -17,9 +17,10 @@ const PREFIX = new Map<string, string>([
 ]);
 
 /**
- * An element of a UBL document as a plain object: the mapping reads these, not the parser's nodes. `name` is the canonical qualified
- * name (`cbc:ID`, whatever prefix the sender chose), `path` its XPath with those names, and `used`
- * is set by the mapping on what it carries, so that what it does not is listed, by path.
+ * An element of a UBL document as a plain object: the mapping reads these, not the parser's nodes.
+ * `name` is the canonical qualified name (`cbc:ID`, whatever prefix the sender chose), `path` its
+ * XPath with those names, and `used` is set by the mapping on what it carries, so that what it does
+ * not is listed, by path.
  */
 export type UblNode = {
   name: string;
