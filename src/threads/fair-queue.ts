@@ -289,6 +289,16 @@ export function busyError(what: string, err: QueueFull): DomainError {
   });
 }
 
+/** A job's answer, its refusal by a full queue turned into the 503 that names `what`. */
+export async function orBusy<T>(answer: Promise<T>, what: string): Promise<T> {
+  try {
+    return await answer;
+  } catch (err) {
+    if (err instanceof QueueFull) throw busyError(what, err);
+    throw err;
+  }
+}
+
 /** A job dropped because its client went away: there is no one to answer, so a warn at most. */
 export function droppedError(err: JobDropped): DomainError {
   return new DomainError("service_unavailable", {

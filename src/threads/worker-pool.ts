@@ -1,4 +1,5 @@
 import { type ResourceLimits, Worker } from "node:worker_threads";
+import type { JobQueue, QueuedJob } from "./job-queue.ts";
 import { builtThreadModule, inPlaceModule, THREAD_EXEC_ARGV, threadModule } from "./thread-bundle.ts";
 
 /**
@@ -23,39 +24,6 @@ import { builtThreadModule, inPlaceModule, THREAD_EXEC_ARGV, threadModule } from
 /** A thread module's default export: called once per thread (and once in place) with the pool's `data`. */
 export type ThreadMain = (data: never) => ThreadHandler | Promise<ThreadHandler>;
 export type ThreadHandler = (input: never) => unknown;
-
-/** A job as a queue hands it over: the pool settles it once. */
-export type QueuedJob<I, O> = { readonly input: I; resolve(value: O): void; reject(err: Error): void };
-
-/** Where the pool takes its jobs from: a FairQueue (src/threads/fair-queue.ts) or a Fifo. */
-export type JobQueue<I, O> = {
-  readonly waiting: number;
-  take(): QueuedJob<I, O> | undefined;
-  clear(err: Error): void;
-};
-
-/** Jobs in order of arrival, for callers that bound their own numbers. */
-export class Fifo<I, O> implements JobQueue<I, O> {
-  private jobs: QueuedJob<I, O>[] = [];
-
-  get waiting(): number {
-    return this.jobs.length;
-  }
-
-  submit(input: I): Promise<O> {
-    return new Promise<O>((resolve, reject) => this.jobs.push({ input, resolve, reject }));
-  }
-
-  take(): QueuedJob<I, O> | undefined {
-    return this.jobs.shift();
-  }
-
-  clear(err: Error): void {
-    const jobs = this.jobs;
-    this.jobs = [];
-    for (const job of jobs) job.reject(err);
-  }
-}
 
 /** What the thread made of one input. */
 export type ThreadAnswer = { ok: true; value: unknown } | { ok: false; message: string };
@@ -90,6 +58,17 @@ const failures = {
 /** True when the job's thread stopped on reaching its `resourceLimits`: the job outgrew them. */
 export const outOfMemory = (failure: Failure): boolean =>
   (failure.error as NodeJS.ErrnoException | undefined)?.code === "ERR_WORKER_OUT_OF_MEMORY";
+
+/**
+ * A pool's `fail` in its own words: `doing` failed with what the thread's code threw, or `thread`
+ * stopped (its crash as it is, else its exit code).
+ */
+export const failedWith =
+  (doing: string, thread: string) =>
+  (failure: Failure): Error =>
+    failure.kind === "threw"
+      ? new Error(`${doing} failed: ${failure.message}`)
+      : (failure.error ?? new Error(`${thread} stopped (exit code ${failure.code})`));
 
 /** A failure in general words, for a pool that has none of its own. */
 export class ThreadFailure extends Error {

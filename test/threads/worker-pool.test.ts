@@ -5,9 +5,9 @@ import os from "node:os";
 import path from "node:path";
 import { test } from "node:test";
 import { threadId, Worker } from "node:worker_threads";
+import { Fifo } from "../../src/threads/job-queue.ts";
 import { withoutLoaders } from "../../src/threads/thread-bundle.ts";
 import {
-  Fifo,
   outOfMemory,
   ThreadFailure,
   WorkerPool,
@@ -225,7 +225,8 @@ test("close fails the running and waiting jobs, and any later one, without waiti
 test("an idle thread does not keep the process alive; a busy one does", () => {
   // A process of its own, which nothing else keeps alive: it must end by itself once the answer is in.
   const code = `
-    const { Fifo, WorkerPool } = await import(${JSON.stringify(new URL("../../src/threads/worker-pool.ts", import.meta.url).href)});
+    const { Fifo } = await import(${JSON.stringify(new URL("../../src/threads/job-queue.ts", import.meta.url).href)});
+    const { WorkerPool } = await import(${JSON.stringify(new URL("../../src/threads/worker-pool.ts", import.meta.url).href)});
     const queue = new Fifo();
     const pool = new WorkerPool({ entry: new URL(${JSON.stringify(ENTRY.href)}), queue });
     const answer = queue.submit({ op: "sleep", ms: 300, value: "answered" });

@@ -1,5 +1,5 @@
-import { busyError, FairQueue, QueueFull } from "../../threads/fair-queue.ts";
-import { WorkerPool } from "../../threads/worker-pool.ts";
+import { FairQueue, orBusy, QueueFull } from "../../threads/fair-queue.ts";
+import { failedWith, WorkerPool } from "../../threads/worker-pool.ts";
 import type { UblReadAnswer, UblReadInput } from "./ubl-read.ts";
 import type { UblThreadData } from "./ubl-read-thread.ts";
 
@@ -63,21 +63,13 @@ export function ublReadPool(options: {
     toThread: (input) =>
       typeof input.body === "string" ? input : { ...input, body: new Uint8Array(input.body) },
     resourceLimits: { maxOldGenerationSizeMb: options.maxMemoryMb ?? 256 },
-    fail: (failure) =>
-      failure.kind === "threw"
-        ? new Error(`reading the UBL document failed: ${failure.message}`)
-        : (failure.error ?? new Error(`the UBL thread stopped (exit code ${failure.code})`)),
+    fail: failedWith("reading the UBL document", "the UBL thread"),
   });
 
-  const read: ReadUbl = async (input) => {
+  const read: ReadUbl = (input) => {
     const submitted = queue.submit(input.signer.businessId, input);
     pool.pump();
-    try {
-      return await submitted;
-    } catch (err) {
-      if (err instanceof UblBusy) throw busyError("the UBL thread", err);
-      throw err;
-    }
+    return orBusy(submitted, "the UBL thread");
   };
 
   return { read, close: () => pool.close(new Error("the UBL thread is closed")) };

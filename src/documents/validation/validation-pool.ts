@@ -1,5 +1,5 @@
-import { busyError, FairQueue, QueueFull } from "../../threads/fair-queue.ts";
-import { WorkerPool } from "../../threads/worker-pool.ts";
+import { FairQueue, orBusy, QueueFull } from "../../threads/fair-queue.ts";
+import { failedWith, WorkerPool } from "../../threads/worker-pool.ts";
 import type { RuleContext } from "./rules/types.ts";
 import { lineCount, type ValidationResult, validateInvoice } from "./validation.ts";
 import type { ValidationAnswer, ValidationRequest } from "./validation-thread.ts";
@@ -62,22 +62,14 @@ export function validationPool(options: {
       }
       return request;
     },
-    fail: (failure) =>
-      failure.kind === "threw"
-        ? new Error(`checking the invoice failed: ${failure.message}`)
-        : (failure.error ?? new Error(`the validation thread stopped (exit code ${failure.code})`)),
+    fail: failedWith("checking the invoice", "the validation thread"),
   });
 
   async function checked(body: unknown, ctx: RuleContext): Promise<ValidationAnswer> {
     // A document that does not name the caller's business has no business: it shares one lane.
     const submitted = queue.submit(ctx.business?.id ?? "unidentified", { body, ctx });
     pool.pump();
-    try {
-      return await submitted;
-    } catch (err) {
-      if (err instanceof ValidationBusy) throw busyError("the validation thread", err);
-      throw err;
-    }
+    return orBusy(submitted, "the validation thread");
   }
 
   const validate: Validate = async (body, ctx) => {

@@ -1,4 +1,5 @@
-import { Fifo, WorkerPool } from "../../threads/worker-pool.ts";
+import { Fifo } from "../../threads/job-queue.ts";
+import { failedWith, WorkerPool } from "../../threads/worker-pool.ts";
 import type { Preparation, PreparationInput, PreparationKeys } from "./preparation.ts";
 
 export type Preparer = {
@@ -25,10 +26,7 @@ export function preparer(keys: PreparationKeys, options: { thread: boolean }): P
     thread: options.thread,
     batch: 64,
     inFlight: 2,
-    fail: (failure) =>
-      failure.kind === "threw"
-        ? new Error(`preparing the invoices failed: ${failure.message}`)
-        : (failure.error ?? new Error(`the preparation thread stopped (exit code ${failure.code})`)),
+    fail: failedWith("preparing the invoices", "the preparation thread"),
   });
   return {
     prepare(input) {
