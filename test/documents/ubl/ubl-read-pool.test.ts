@@ -7,6 +7,7 @@ import { writeUbl } from "../../../src/documents/ubl/write.ts";
 import { XML_BOUNDS } from "../../../src/documents/ubl/xml.ts";
 import { DomainError } from "../../../src/errors.ts";
 import { fixture, type Json } from "../../helpers.ts";
+import { leastWait } from "../../threads/event-loop-wait.ts";
 import { asSupplier, EXAMPLE_FILES, example, UBL_SCHEMAS } from "./examples.ts";
 import { generateUbl, randomSupplier } from "./generate.ts";
 
@@ -71,24 +72,7 @@ test("reading UBL on the thread leaves the event loop free", async (t) => {
   }
   const input = { body: xml, signer: SIGNER };
   assert.ok((await pool.read(input)).ok, "the thread's start is not what is measured");
-  async function worstWait(work: () => Promise<unknown>): Promise<number> {
-    let worst = 0;
-    let last = performance.now();
-    const timer = setInterval(() => {
-      const now = performance.now();
-      worst = Math.max(worst, now - last);
-      last = now;
-    }, 2);
-    await work();
-    clearInterval(timer);
-    return Math.max(worst, performance.now() - last);
-  }
-  // The least of three runs: a busy machine stretches one run's waits, reading in place every run's.
-  const least = async (work: () => Promise<unknown>) => {
-    let best = Number.POSITIVE_INFINITY;
-    for (let run = 0; run < 3; run++) best = Math.min(best, await worstWait(work));
-    return best;
-  };
+  const least = (work: () => Promise<unknown>) => leastWait(work, 2);
   const threaded = await least(() => Promise.all(Array.from({ length: 5 }, () => pool.read(input))));
   const inPlace = await least(async () => {
     for (let i = 0; i < 5; i++) readUblBody(input, schemas);

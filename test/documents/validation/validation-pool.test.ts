@@ -5,6 +5,7 @@ import { validateInvoice } from "../../../src/documents/validation/validation.ts
 import { INLINE_LINES, validationPool } from "../../../src/documents/validation/validation-pool.ts";
 import { DomainError } from "../../../src/errors.ts";
 import { fixture, type Json } from "../../helpers.ts";
+import { leastWait } from "../../threads/event-loop-wait.ts";
 
 const WHO = { business_id: "5b7d3d2e-8f7a-4c1e-9b1a-2f8e6c4d1a00", service_id: "AB12CD34" };
 const CTX: RuleContext = {
@@ -88,27 +89,8 @@ test("checking a 10,000-line document on the thread leaves the event loop free",
   t.after(() => pool.close());
   const doc = large(10_000);
   await pool.validate(doc, CTX); // the thread's start and warm-up are not what is measured
-  /** The longest the event loop waited for a 5 ms timer while `work` ran. */
-  async function worstWait(work: () => Promise<unknown>): Promise<number> {
-    let worst = 0;
-    let last = performance.now();
-    const timer = setInterval(() => {
-      const now = performance.now();
-      worst = Math.max(worst, now - last);
-      last = now;
-    }, 5);
-    await work();
-    clearInterval(timer);
-    // The gap still open when the work ends counts too: work that never let the timer run is one gap.
-    return Math.max(worst, performance.now() - last);
-  }
-  // Each measured three times, the least kept: a moment when the machine is busy elsewhere stretches
-  // one run's waits, while checks that held the event loop would stretch every run's.
-  const least = async (work: () => Promise<unknown>) => {
-    let best = Number.POSITIVE_INFINITY;
-    for (let run = 0; run < 3; run++) best = Math.min(best, await worstWait(work));
-    return best;
-  };
+  // Each measured three times, the least kept (see leastWait), with a 5 ms timer.
+  const least = (work: () => Promise<unknown>) => leastWait(work, 5);
   const threaded = await least(async () => {
     for (let i = 0; i < 3; i++) await pool.validate(doc, CTX);
   });

@@ -1,0 +1,24 @@
+/** The longest the event loop waited for an `intervalMs` timer while `work` ran. */
+export async function worstWait(work: () => Promise<unknown>, intervalMs: number): Promise<number> {
+  let worst = 0;
+  let last = performance.now();
+  const timer = setInterval(() => {
+    const now = performance.now();
+    worst = Math.max(worst, now - last);
+    last = now;
+  }, intervalMs);
+  await work();
+  clearInterval(timer);
+  // The gap still open when the work ends counts too: work that never let the timer run is one gap.
+  return Math.max(worst, performance.now() - last);
+}
+
+/**
+ * The least of three runs' worst waits: a moment when the machine is busy elsewhere stretches one
+ * run's waits, while work that holds the event loop stretches every run's.
+ */
+export async function leastWait(work: () => Promise<unknown>, intervalMs: number): Promise<number> {
+  let best = Number.POSITIVE_INFINITY;
+  for (let run = 0; run < 3; run++) best = Math.min(best, await worstWait(work, intervalMs));
+  return best;
+}
