@@ -23,6 +23,7 @@ import { ublTree } from "../src/documents/ubl/tree.ts";
 import { writeUbl } from "../src/documents/ubl/write.ts";
 import { parseXml, withXml, XML_BOUNDS } from "../src/documents/ubl/xml.ts";
 import { createContext } from "../src/main.ts";
+import { withLineTotals } from "../test/documents/line-totals.ts";
 import { UBL_SCHEMAS } from "../test/documents/ubl/examples.ts";
 import { fixture, type Json, SHARED_DIR } from "../test/helpers.ts";
 import { benchDatabase, cpuMs, freePort, machine, pin, start, stop, waitFor } from "./lib.ts";
@@ -68,28 +69,7 @@ function withLines(base: Doc, count: number): Doc {
       price: { ...(template.price as Json), price_amount: price },
     };
   });
-  const lineTotal = lines.reduce((sum, l) => sum + l.line_extension_amount, 0);
-  // The fixture's document allowance (2,500) and charge (5,000).
-  const taxable = lineTotal - 2500 + 5000;
-  const tax = Math.round(taxable * 7.5) / 100;
-  return {
-    ...base,
-    invoice_line: lines,
-    tax_total: [
-      {
-        tax_amount: tax,
-        tax_subtotal: [
-          { taxable_amount: taxable, tax_amount: tax, tax_category: { id: "STANDARD_VAT", percent: 7.5 } },
-        ],
-      },
-    ],
-    legal_monetary_total: {
-      line_extension_amount: lineTotal,
-      tax_exclusive_amount: taxable,
-      tax_inclusive_amount: taxable + tax,
-      payable_amount: taxable + tax,
-    },
-  };
+  return withLineTotals(base, lines);
 }
 
 function quantile(sorted: number[], q: number): number {

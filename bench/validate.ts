@@ -8,6 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { validateInvoice } from "../src/documents/validation/validation.ts";
+import { withLineTotals } from "../test/documents/line-totals.ts";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const shared = path.resolve(process.env.EINVOICE_SHARED_DIR ?? path.join(root, "..", "shared"));
@@ -39,27 +40,7 @@ function manyLines(count: number): Record<string, unknown> {
       price: { price_amount: price, base_quantity: 1, price_unit: "NGN per bag" },
     };
   });
-  const lineTotal = lines.reduce((s, l) => s + l.line_extension_amount, 0);
-  const taxable = lineTotal - 2500 + 5000;
-  const tax = Math.round(taxable * 7.5) / 100;
-  return {
-    ...doc,
-    invoice_line: lines,
-    tax_total: [
-      {
-        tax_amount: tax,
-        tax_subtotal: [
-          { taxable_amount: taxable, tax_amount: tax, tax_category: { id: "STANDARD_VAT", percent: 7.5 } },
-        ],
-      },
-    ],
-    legal_monetary_total: {
-      line_extension_amount: lineTotal,
-      tax_exclusive_amount: taxable,
-      tax_inclusive_amount: taxable + tax,
-      payable_amount: taxable + tax,
-    },
-  };
+  return withLineTotals(doc, lines);
 }
 
 function measure(label: string, doc: Record<string, unknown>, iterations: number) {

@@ -4,6 +4,7 @@
  * business's flood of PDF requests.
  */
 import assert from "node:assert/strict";
+import { withLineTotals } from "../../documents/line-totals.ts";
 import { lineName } from "../../documents/pdf/pdf-inputs.ts";
 import { freshInvoice, type Json, type Tenant } from "../../helpers.ts";
 
@@ -31,28 +32,7 @@ export function signableLines(who: Pick<Tenant, "business_id" | "service_id">, c
       price: { price_amount: price, base_quantity: 1, price_unit: "NGN per bag" },
     };
   });
-  const lineTotal = lines.reduce((sum, line) => sum + line.line_extension_amount, 0);
-  // The fixture's allowance (2,500) and charge (5,000) stay.
-  const taxable = lineTotal - 2500 + 5000;
-  const tax = Math.round(taxable * 7.5) / 100;
-  return {
-    ...doc,
-    invoice_line: lines,
-    tax_total: [
-      {
-        tax_amount: tax,
-        tax_subtotal: [
-          { taxable_amount: taxable, tax_amount: tax, tax_category: { id: "STANDARD_VAT", percent: 7.5 } },
-        ],
-      },
-    ],
-    legal_monetary_total: {
-      line_extension_amount: lineTotal,
-      tax_exclusive_amount: taxable,
-      tax_inclusive_amount: taxable + tax,
-      payable_amount: taxable + tax,
-    },
-  };
+  return withLineTotals(doc, lines);
 }
 
 type Injects = {
