@@ -1,3 +1,4 @@
+import { lineBase, num } from "../validation/rules/types.ts";
 import { NOT_SUBJECT, vatFromUbl } from "./codes.ts";
 import { ALLOWANCE, LINE, plainRows, TOTALS } from "./mapping.ts";
 import type { Reading } from "./reading.ts";
@@ -217,17 +218,12 @@ export function readLines(r: Reading, root: UblNode, doc: Record<string, unknown
  */
 function readReturn(r: Reading, line: Record<string, unknown>, quantity: UblNode) {
   const amount = line.line_extension_amount;
-  const price = line.price as { price_amount?: unknown; base_quantity?: unknown } | undefined;
-  const count = line.invoiced_quantity;
-  const unit = price?.price_amount;
-  const per = price?.base_quantity ?? 1;
-  if (typeof amount !== "number" || typeof count !== "number" || typeof unit !== "number") return;
-  if (typeof per !== "number" || per <= 0 || amount >= 0 || count <= 0 || unit < 0) return;
-  const discount = typeof line.discount_amount === "number" ? line.discount_amount : 0;
-  const fee = typeof line.fee_amount === "number" ? line.fee_amount : 0;
-  const asWritten = (count * unit) / per - discount + fee;
-  const returned = (-count * unit) / per - discount + fee;
-  if (Math.abs(asWritten - amount) < 0.005 || Math.abs(returned - amount) >= 0.005) return;
+  const base = lineBase(line);
+  if (typeof amount !== "number" || !base || amount >= 0) return;
+  const { quantity: count, unit, per, gross } = base;
+  if (per <= 0 || count <= 0 || unit < 0) return;
+  const adjust = (num(line.fee_amount) ?? 0) - (num(line.discount_amount) ?? 0);
+  if (Math.abs(gross + adjust - amount) < 0.005 || Math.abs(adjust - gross - amount) >= 0.005) return;
   line.invoiced_quantity = -count;
   r.warnings.push({
     path: "(ubl)",

@@ -209,7 +209,7 @@ function readParty(r: Reading, party: UblNode, field: string): Record<string, un
     // A number written without its country code cannot be made international by guessing one; it
     // is optional, so it is left out, said, and the rest of the party is read.
     const node = r.peek(r.peek(party, "cac:Contact"), "cbc:Telephone");
-    if (node && !INTERNATIONAL.test(read) && !read.trim().startsWith("+")) {
+    if (node && !read.trim().startsWith("+")) {
       delete out.telephone;
       r.dropped(
         node,
