@@ -8,6 +8,8 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
+import { loadConfig } from "../src/config.ts";
+import { createContext } from "../src/main.ts";
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 export const shared = path.resolve(process.env.EINVOICE_SHARED_DIR ?? path.join(root, "..", "shared"));
@@ -233,4 +235,20 @@ export async function steadyRate(options: {
   const at = (q: number) =>
     Math.round((latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0) * 10) / 10;
   return { sent, ok, bad, p50: at(0.5), p99: at(0.99), max: at(1) };
+}
+
+/**
+ * One business with an API key, and the HS catalog, in the database of `env` before a server
+ * starts on it: what a benchmark of one business's requests signs with.
+ */
+export async function benchBusiness(env: Record<string, string>, name: string, tin: string) {
+  const setup = await createContext(loadConfig({ ...env, EINVOICE_LOG_LEVEL: "silent" }));
+  try {
+    const business = await setup.businesses.add({ name, tin });
+    const key = await setup.businesses.createKey(business.business_id);
+    await setup.reference.importProducts(path.join(shared, "data", "hs2022", "harmonized-system.csv"));
+    return { business, key };
+  } finally {
+    await setup.close();
+  }
 }

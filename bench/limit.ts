@@ -12,9 +12,17 @@ import fs from "node:fs";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import autocannon from "autocannon";
-import { loadConfig } from "../src/config.ts";
-import { createContext } from "../src/main.ts";
-import { benchDatabase, cpuMs, freePort, machine, shared, start, stop, waitFor } from "./lib.ts";
+import {
+  benchBusiness,
+  benchDatabase,
+  cpuMs,
+  freePort,
+  machine,
+  shared,
+  start,
+  stop,
+  waitFor,
+} from "./lib.ts";
 
 const { values: args } = parseArgs({
   options: {
@@ -32,12 +40,8 @@ const rounds = Number(args.rounds);
 console.log(`${machine()}`);
 
 const database = await benchDatabase(args.engine);
-const setup = await createContext(loadConfig({ ...database.env, EINVOICE_LOG_LEVEL: "silent" }));
 const tin = "12345678-0001";
-const business = await setup.businesses.add({ name: "Bench Limit Ltd", tin });
-const key = await setup.businesses.createKey(business.business_id);
-await setup.reference.importProducts(path.join(shared, "data", "hs2022", "harmonized-system.csv"));
-await setup.close();
+const { business, key } = await benchBusiness(database.env, "Bench Limit Ltd", tin);
 const body = fs
   .readFileSync(path.join(shared, "fixtures", "invoice-full.json"), "utf8")
   .replaceAll("{{BUSINESS_ID}}", business.business_id)

@@ -16,17 +16,15 @@ import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import autocannon from "autocannon";
-import { loadConfig } from "../src/config.ts";
 import { readUbl } from "../src/documents/ubl/read.ts";
 import { loadUblSchemas } from "../src/documents/ubl/schema.ts";
 import { ublTree } from "../src/documents/ubl/tree.ts";
 import { writeUbl } from "../src/documents/ubl/write.ts";
 import { parseXml, withXml, XML_BOUNDS } from "../src/documents/ubl/xml.ts";
-import { createContext } from "../src/main.ts";
 import { withLineTotals } from "../test/documents/line-totals.ts";
 import { UBL_SCHEMAS } from "../test/documents/ubl/examples.ts";
-import { fixture, type Json, SHARED_DIR } from "../test/helpers.ts";
-import { benchDatabase, cpuMs, freePort, machine, pin, start, stop, waitFor } from "./lib.ts";
+import { fixture, type Json } from "../test/helpers.ts";
+import { benchBusiness, benchDatabase, cpuMs, freePort, machine, pin, start, stop, waitFor } from "./lib.ts";
 
 const { values: args } = parseArgs({
   options: {
@@ -81,12 +79,8 @@ const ms = (value: number) => (value < 10 ? value.toFixed(2) : value.toFixed(1))
 async function http(): Promise<void> {
   const database = await benchDatabase(args.engine);
   const env = { ...database.env, EINVOICE_UBL_SCHEMAS: UBL_SCHEMAS };
-  const setup = await createContext(loadConfig({ ...env, EINVOICE_LOG_LEVEL: "silent" }));
   const tin = "12345678-0001";
-  const business = await setup.businesses.add({ name: "Bench UBL Ltd", tin });
-  const key = await setup.businesses.createKey(business.business_id);
-  await setup.reference.importProducts(path.join(SHARED_DIR, "data", "hs2022", "harmonized-system.csv"));
-  await setup.close();
+  const { business, key } = await benchBusiness(env, "Bench UBL Ltd", tin);
 
   const doc = fixture("invoice-full", business) as Doc;
   // The supplier is the business that signs: its invoices raise no supplier_tin_mismatch warning.
