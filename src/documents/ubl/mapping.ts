@@ -1,7 +1,7 @@
 /*
  * THE mapping between a UBL 2.1 Invoice or CreditNote and this API's invoice document: one row per
  * EN 16931 business term (BT) or group (BG), read top to bottom by the reader (read.ts) and the
- * writer (write.ts), and printed as the table of the UBL guide (docs). `ubl` is relative to the
+ * writer (write.ts), and printed as the table of the UBL guide (mapping-table.ts, by group). `ubl` is relative to the
  * row's group; `field` is this API's field. A row with no field is a term that is not carried: the
  * reader lists it as a warning naming its XPath, unless `refuse` says it changes an amount, which
  * is refused (a total this document cannot carry is never dropped silently).
@@ -19,8 +19,6 @@ export type Row = {
   /** Present and not zero, the document is refused: it changes an amount. */
   refuse?: string;
 };
-
-export type Group = { bg: string; ubl: string; field: string; rows: readonly Row[]; note?: string };
 
 /** The document's own terms, relative to the root (`/Invoice` or `/CreditNote`). */
 export const HEADER: readonly Row[] = [
@@ -375,33 +373,9 @@ export const PAYMENT: readonly Row[] = [
   },
 ];
 
-/** Where what UBL cannot say comes from. */
-export const FROM_ELSEWHERE: readonly { field: string; from: string }[] = [
-  { field: "business_id", from: "the credentials: the business the API key belongs to" },
-  { field: "irn", from: "the rule of BT-1 with the business's service id, or the `irn` query parameter" },
-  { field: "invoice_kind", from: "B2B when the customer has a TIN, else B2C" },
-  { field: "payment_status", from: "not set: PENDING until `update/{IRN}` records a payment" },
-];
-
 /** Rows copied as they are: one element, one field, no rule of their own (the others have code). */
 export const plainRows = (rows: readonly Row[]) =>
   rows.filter(
     (r) =>
       r.field && !r.refuse && /^[a-z]+:[A-Za-z]+(\/[a-z]+:[A-Za-z]+)*$/.test(r.ubl) && !/[[(]/.test(r.field),
   );
-
-/** Every group, in the order of the guide's table. */
-export const MAPPING: readonly Group[] = [
-  { bg: "—", ubl: "/Invoice | /CreditNote", field: "(document)", rows: HEADER },
-  {
-    bg: "BG-4, BG-7",
-    ubl: "cac:Accounting{Supplier,Customer}Party/cac:Party",
-    field: "accounting_{supplier,customer}_party",
-    rows: PARTY,
-  },
-  { bg: "BG-20, BG-21", ubl: "cac:AllowanceCharge", field: "allowance_charge[]", rows: ALLOWANCE },
-  { bg: "BG-23", ubl: "cac:TaxTotal", field: "tax_total[0]", rows: VAT },
-  { bg: "BG-22", ubl: "cac:LegalMonetaryTotal", field: "legal_monetary_total", rows: TOTALS },
-  { bg: "BG-16", ubl: "cac:PaymentMeans", field: "payment_means[]", rows: PAYMENT },
-  { bg: "BG-25", ubl: "cac:InvoiceLine | cac:CreditNoteLine", field: "invoice_line[]", rows: LINE },
-];
