@@ -1,10 +1,11 @@
 /*
  * THE mapping between a UBL 2.1 Invoice or CreditNote and this API's invoice document: one row per
  * EN 16931 business term (BT) or group (BG), read top to bottom by the reader (read.ts) and the
- * writer (write.ts), and printed as the table of the UBL guide (mapping-table.ts, by group). `ubl` is relative to the
- * row's group; `field` is this API's field. A row with no field is a term that is not carried: the
- * reader lists it as a warning naming its XPath, unless `refuse` says it changes an amount, which
- * is refused (a total this document cannot carry is never dropped silently).
+ * writer (write.ts), and printed as the table of the UBL guide (mapping-table.ts, by group). `ubl`
+ * is relative to the row's group; `field` is this API's field. A row with no field is a term that
+ * is not carried: the reader lists it as a warning naming its XPath, unless `refuse` says it
+ * changes an amount, which is refused (a total this document cannot carry is never dropped
+ * silently).
  */
 
 export type Kind = "text" | "date" | "time" | "amount" | "number" | "code";
