@@ -54,6 +54,7 @@ const LAYERS = {
       "test/invoices/transitions.test.ts",
       "test/documents/validation/rules.test.ts",
       "test/reference/lgas.test.ts",
+      "test/reference/currencies.test.ts",
       "test/schema/",
       "test/scripts/",
       "test/threads/",

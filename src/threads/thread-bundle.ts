@@ -1,5 +1,5 @@
 import { fileURLToPath } from "node:url";
-import { bundle, dataUrl } from "../loader/bundle.mjs";
+import { bundle, dataUrl, IN_PLACE } from "../loader/bundle.mjs";
 
 /**
  * A pool's thread module as one ES module, built once per process (src/loader/bundle.mjs), which
@@ -16,7 +16,6 @@ import { bundle, dataUrl } from "../loader/bundle.mjs";
  * of files are a few), except those in IN_PLACE, which read files installed beside their code
  * (a native addon, fonts, WebAssembly): they are imported from where they are installed.
  */
-const IN_PLACE = ["better-sqlite3", "pdfkit", "zxing-wasm", "dejavu-fonts-ttf", "libxml2-wasm"];
 
 const THREAD_MAIN = fileURLToPath(new URL("./thread-main.ts", import.meta.url));
 

@@ -1,5 +1,5 @@
 import { COUNTRIES } from "./countries.ts";
-import { CURRENCIES } from "./currencies.ts";
+import { builtInCurrencies } from "./currencies.ts";
 import { LOADED_LISTS, type LoadedLists } from "./resource-files.ts";
 import type { ServiceCode } from "./services-codes.ts";
 import { VAT_EXEMPTIONS_EXTRACT } from "./vat-exemptions.ts";
@@ -153,7 +153,10 @@ export function createResources(options: {
   serviceCodes: readonly ServiceCode[];
   loaded?: { folder: string; lists: LoadedLists } | undefined;
 }): Resources {
-  const lists = { ...builtInLists(options.serviceCodes), ...options.loaded?.lists };
+  const lists = {
+    ...builtInLists(options.serviceCodes, options.loaded?.lists.currencies === undefined),
+    ...options.loaded?.lists,
+  };
   return {
     lists,
     codes: {
@@ -165,10 +168,13 @@ export function createResources(options: {
   };
 }
 
-function builtInLists(serviceCodes: readonly ServiceCode[]): Record<string, readonly object[]> {
+function builtInLists(
+  serviceCodes: readonly ServiceCode[],
+  currencies: boolean,
+): Record<string, readonly object[]> {
   return {
     countries: COUNTRIES,
-    currencies: CURRENCIES,
+    currencies: currencies ? builtInCurrencies() : [],
     "invoice-types": INVOICE_TYPE_CODES.map((code, i) => ({ code, value: INVOICE_TYPE_NAMES[i] ?? code })),
     "payment-means": pairs([
       ["10", "Cash"],
