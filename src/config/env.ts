@@ -2,8 +2,9 @@ import { type Static, type TObject, Type } from "typebox";
 import { Value } from "typebox/value";
 
 /**
- * Every variable the service reads, with its default and its bounds: the README's table of settings
- * documents these names, so a setting is added here, never renamed or removed.
+ * Every variable the service reads, with its default and its bounds: the table of settings in
+ * docs/operating.md documents these names (test/docs/docs.test.ts checks that each is there), so a
+ * setting is added here, never renamed or removed.
  */
 export const Env = Type.Object({
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),

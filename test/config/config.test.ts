@@ -36,7 +36,7 @@ function refusal(run: () => unknown): string {
   assert.fail("the configuration was accepted");
 }
 
-test("operators' variable names stay: each one the README documents is read", () => {
+test("operators' variable names stay: each one the docs name is read", () => {
   const documented = [
     "PORT",
     "HOST",

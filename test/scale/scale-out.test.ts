@@ -43,7 +43,7 @@ function spawnCli(t: TestContext, args: string[], env: Record<string, string>): 
 
 /*
  * 300 requests by default (270 invoices, 30 of them sent twice), EINVOICE_SCALE_SIGNS=5000 for
- * the long run the README measures. What is proved is per request and per race, not per thousand:
+ * the long run docs/operating.md measures. What is proved is per request and per race, not per thousand:
  * 64 requests at once to two processes keep every business's chain head contended all along, and each
  * of the 30 duplicates races its original, so a sign registered twice or a chain link lost shows
  * within these; more requests only measure throughput (1,000 by default until the suite had to fit

@@ -1,5 +1,5 @@
 // Switches for what the MBS spec leaves [unknown] or disputed (its section 8). Each default is the
-// reading the evidence favours, and the README lists them; a test turns one on or off with
+// reading the evidence favours, and docs/authority.md lists them; a test turns one on or off with
 // `startMbsSimulator({ rules: {...} })`, `setRules(...)`, or `simulate mbs --rules name=value,...`.
 
 export type Rules = {

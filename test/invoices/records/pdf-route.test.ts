@@ -134,7 +134,7 @@ test("a newcomer: sign the sample, download its PDF, scan the verification QR, o
   const dir = tempDir(t);
   const file = path.join(dir, `${irn}.pdf`);
   fs.writeFileSync(file, (await app.inject({ url: `${API}/${irn}.pdf`, headers: who.headers })).rawPayload);
-  // The first page as a viewer shows it, captured in Chromium for the README.
+  // The first page as a viewer shows it, captured in Chromium for docs/integrating.md.
   await run("pdftoppm", [
     "-r",
     "110",
