@@ -2,6 +2,9 @@ import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import type { FastifyInstance } from "fastify";
 import { DOCS } from "./auth.ts";
+import { namedExamples } from "./examples.ts";
+
+type NamedExamples = Parameters<typeof namedExamples>[0];
 
 type OpenApiLike = {
   paths?: Record<string, Record<string, { requestBody: { content?: Record<string, unknown> } } | undefined>>;
@@ -36,6 +39,9 @@ export async function registerDocs(
         for (const operation of Object.values(operations)) {
           const content = operation?.requestBody?.content;
           if (content?.["application/xml"]) content["application/xml"] = { schema: UBL_BODY };
+          for (const media of Object.values(content ?? {}) as Array<{ examples?: NamedExamples }>) {
+            if (media.examples) media.examples = namedExamples(media.examples);
+          }
         }
       }
       return spec;

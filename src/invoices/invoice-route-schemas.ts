@@ -1,4 +1,5 @@
 import { type Static, type TSchema, Type } from "typebox";
+import { EXAMPLES } from "../http/examples.ts";
 import { PAYMENT_STATUSES } from "../reference/data.ts";
 import { INVOICE_STATUSES } from "./lifecycle.ts";
 
@@ -31,10 +32,7 @@ export const UpdateBody = Type.Object(
     ),
   },
   {
-    examples: [
-      { payment_status: "PARTIAL", amount: 25000, payment_update_date: "2026-11-20", reference: "TRF-889" },
-      { payment_status: "PAID" },
-    ],
+    examples: [EXAMPLES.partialPayment, EXAMPLES.fullPayment],
   },
 );
 export const IrnValidateBody = Type.Object({

@@ -30,6 +30,10 @@ export async function serve(config: Config): Promise<void> {
     {
       address,
       mode: config.mode,
+      // Where signed invoices go, said where an operator looks first: `mode` says sandbox or
+      // production, not which authority is delivered to.
+      authority: config.authority.kind,
+      ...(config.authority.kind === "builtin" ? {} : { authority_url: config.authority.url }),
       database: config.database.engine,
       worker: Boolean(worker),
       pid: process.pid,
