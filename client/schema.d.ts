@@ -4223,6 +4223,98 @@ export interface operations {
                     };
                 };
             };
+            /** @description the body is larger than the route accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status?: false;
+                        /** @description repeats the HTTP status */
+                        code: number;
+                        message: string;
+                        data: null;
+                        error: {
+                            /** @description unique id of this error occurrence */
+                            id?: string;
+                            /** @description the operation that failed */
+                            handler?: string;
+                            /** @description what exactly is wrong, naming the field */
+                            details: string;
+                            public_message?: string;
+                            /** @description the first 200 violations */
+                            violations?: {
+                                /** @description JSON path of the field, e.g. invoice_line[1].price */
+                                path: string;
+                                rule: string;
+                                message: string;
+                                expected?: unknown;
+                                actual?: unknown;
+                                related?: string[];
+                            }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
+                        } | unknown[];
+                        /** Format: date-time */
+                        timestamp?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the body's Content-Type is not one the route reads (application/json, or application/xml where it takes UBL 2.1) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status?: false;
+                        /** @description repeats the HTTP status */
+                        code: number;
+                        message: string;
+                        data: null;
+                        error: {
+                            /** @description unique id of this error occurrence */
+                            id?: string;
+                            /** @description the operation that failed */
+                            handler?: string;
+                            /** @description what exactly is wrong, naming the field */
+                            details: string;
+                            public_message?: string;
+                            /** @description the first 200 violations */
+                            violations?: {
+                                /** @description JSON path of the field, e.g. invoice_line[1].price */
+                                path: string;
+                                rule: string;
+                                message: string;
+                                expected?: unknown;
+                                actual?: unknown;
+                                related?: string[];
+                            }[];
+                            /**
+                             * @description present when more than 200 violations were found
+                             * @enum {boolean}
+                             */
+                            violations_truncated?: true;
+                            /** @description how many violations were found, when more than 200 */
+                            violations_total?: number;
+                        } | unknown[];
+                        /** Format: date-time */
+                        timestamp?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
             /** @description too many requests (with these credentials, failed authentications from this address, or requests without credentials from this address; `error.details` says which); retry after `Retry-After` seconds */
             429: {
                 headers: {

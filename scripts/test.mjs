@@ -123,6 +123,8 @@ const LAYERS = {
       "test/outbox/outbox-safety.test.ts",
       "test/outbox/shutdown.test.ts",
       "test/outbox/worker-kill.test.ts",
+      // The Postman collection through newman against a sandbox server: it signs and pays invoices.
+      "test/postman/",
       "test/qr/qr-fairness.test.ts",
       "test/scale/",
       "test/security/crash.test.ts",

@@ -49,7 +49,7 @@ const FAILURES: Record<number, string> = {
   404: "no such invoice for this business, or no such route",
   409: "a request with the same Idempotency-Key is still being processed; retry after `Retry-After` seconds",
   413: "the body is larger than the route accepts",
-  415: "the body is not application/json",
+  415: "the body's Content-Type is not one the route reads (application/json, or application/xml where it takes UBL 2.1)",
   422: "the Idempotency-Key was used for another request (another body or route); nothing was done",
   429: "too many requests (with these credentials, failed authentications from this address, or requests without credentials from this address; `error.details` says which); retry after `Retry-After` seconds",
   503: "a transient fault (database or authority); retry after `Retry-After` seconds",

@@ -55,6 +55,8 @@ export function ublRoutes(app: App, ubl: UblReader, records: Pick<InvoiceQueries
         response: responses(
           Action(Converted, "Invoice converted successfully"),
           "the document that would be signed",
+          // It reads UBL only: a JSON body is a 415 (newman found it answered, undocumented).
+          [400, 401, 413, 415, 429, 503],
         ),
       },
       config: { handler: "invoice.ubl_convert", failureMessage: "Failed to convert invoice" },

@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { Context } from "./context.ts";
+import { postmanEnvironment } from "./postman-environment.ts";
 
 export type SandboxCredentials = {
   business_id: string;
@@ -30,7 +31,27 @@ export async function seedSandbox(
   };
   fs.mkdirSync(path.dirname(file), { recursive: true });
   fs.writeFileSync(file, `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600 });
+  writePostmanEnvironment(ctx, credentials);
   return { created: true, credentials, file };
+}
+
+/**
+ * The Postman environment of the sandbox, filled, beside its credentials: imported with
+ * postman/einvoice.postman_collection.json, every request answers.
+ */
+function writePostmanEnvironment(ctx: Context, credentials: SandboxCredentials): void {
+  const { host, port } = ctx.config;
+  // A server listening on every address is reached on the loopback one.
+  const reachable = host === "0.0.0.0" || host === "::" || host === "" ? "127.0.0.1" : host;
+  const environment = postmanEnvironment("einvoice sandbox", {
+    baseUrl: `http://${reachable.includes(":") ? `[${reachable}]` : reachable}:${port}`,
+    ...credentials,
+  });
+  fs.writeFileSync(
+    path.join(ctx.config.dataDir, "postman-environment.json"),
+    `${JSON.stringify(environment, null, 2)}\n`,
+    { mode: 0o600 },
+  );
 }
 
 /** The demo business's ids for the examples of /docs (never its secret), once the sandbox has one. */
