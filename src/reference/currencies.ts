@@ -11,7 +11,7 @@ export type Currency = {
 };
 
 /**
- * The `currency-list` package's English table, sorted by code: kept as scripts/currencies.mjs wrote
+ * The `currency-list` package's English table, sorted by code: kept as scripts/currencies.ts wrote
  * it from the package (whose one file of every locale, parsed at start, cost each process and thread
  * about 0.2 s of CPU).
  */

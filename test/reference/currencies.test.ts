@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import { test } from "node:test";
-import { CURRENCIES_JSON, currencyTable } from "../../scripts/currencies.mjs";
+import { CURRENCIES_JSON, currencyTable } from "../../scripts/currencies.ts";
 import { CURRENCIES } from "../../src/reference/currencies.ts";
 import { builtInCurrencies } from "../../src/simulators/mbs/currencies.ts";
 
