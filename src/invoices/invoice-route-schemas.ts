@@ -1,5 +1,4 @@
 import { type Static, type TSchema, Type } from "typebox";
-import { EXAMPLES } from "../http/examples.ts";
 import { PAYMENT_STATUSES } from "../reference/data.ts";
 import { INVOICE_STATUSES } from "./lifecycle.ts";
 
@@ -31,9 +30,7 @@ export const UpdateBody = Type.Object(
       }),
     ),
   },
-  {
-    examples: [EXAMPLES.partialPayment, EXAMPLES.fullPayment],
-  },
+  // Its examples are given where the route is declared (invoice-routes.ts), from src/http/examples.ts.
 );
 export const IrnValidateBody = Type.Object({
   irn: Type.String({ minLength: 1, maxLength: 100 }),

@@ -313,7 +313,7 @@ function recordRoutes(
           "Update an invoice's payment status: PENDING to PARTIAL (a payment, repeatable), PAID or REJECTED",
         tags: ["invoices"],
         params: IrnParams,
-        body: UpdateBody,
+        body: { ...UpdateBody, examples: [EXAMPLES.partialPayment, EXAMPLES.fullPayment] },
         response: responses(Action(Empty, "Invoice updated successfully"), "updated", BY_IRN),
       },
       config: { handler: "invoice.update", failureMessage: "Failed to update invoice" },
