@@ -20,11 +20,14 @@ import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import Converter from "openapi-to-postmanv2";
+import { EXAMPLES } from "../src/http/examples.ts";
 import { postmanEnvironment } from "../src/runtime/postman-environment.ts";
+import { mbsDocument } from "../src/transmission/authority/mbs-mapping.ts";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 export const COLLECTION_FILE = path.join(ROOT, "postman", "einvoice.postman_collection.json");
 export const ENVIRONMENT_FILE = path.join(ROOT, "postman", "einvoice.postman_environment.json");
+export const MBS_COLLECTION_FILE = path.join(ROOT, "postman", "mbs.postman_collection.json");
 
 type Media = { example?: unknown; examples?: Record<string, { value?: unknown }> };
 type Operation = {
@@ -38,7 +41,13 @@ type Query = { key: string; value: string; disabled?: boolean };
 type Request = {
   method: string;
   header?: Header[];
-  url: { path?: string[]; query?: Query[]; variable?: Array<{ key: string; value: string }>; raw?: string };
+  url: {
+    host?: string[];
+    path?: string[];
+    query?: Query[];
+    variable?: Array<{ key: string; value: string }>;
+    raw?: string;
+  };
   body?: { mode?: string; raw?: string; options?: unknown };
   auth?: unknown;
 };
@@ -190,9 +199,134 @@ export function environmentTemplate() {
 
 export const asFile = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;
 
+/**
+ * The authority's MBS API as a collection: the requests of the MBS spec's endpoint table (its
+ * section 2), each named by what the table says it does (the authority's own collection is not
+ * among the material this project may copy), on the variables an environment of the authority's
+ * sandbox fills as well as the simulator's (`einvoice simulate mbs --postman-environment FILE`):
+ * baseUrl, api_key, api_secret, business_id, service_id, tin, entity_id. The invoice is the full
+ * sample in MBS's form, as the connector sends it (mbsDocument), numbered afresh for each sign.
+ */
+export function mbsCollection() {
+  const document = mbsDocument(EXAMPLES.invoiceFull);
+  const body = (value: unknown) =>
+    JSON.stringify(value, null, 2)
+      .replace(
+        /"irn": "INV000\d-\{\{SERVICE_ID\}\}-(\d{8})"/,
+        '"irn": "{{invoice_number}}-{{service_id}}-$1"',
+      )
+      .replaceAll("{{SERVICE_ID}}", "{{service_id}}")
+      .replaceAll("{{BUSINESS_ID}}", "{{business_id}}")
+      .replace(/"tin": "20198222-0002"/, '"tin": "{{tin}}"');
+  const request = (name: string, method: string, route: string, json?: unknown): Item => ({
+    name,
+    request: {
+      method,
+      header: [
+        { key: "x-api-key", value: "{{api_key}}" },
+        { key: "x-api-secret", value: "{{api_secret}}" },
+        ...(json === undefined ? [] : [{ key: "Content-Type", value: "application/json" }]),
+      ],
+      url: { raw: `{{baseUrl}}${route}`, host: ["{{baseUrl}}"], path: route.split("/").filter(Boolean) },
+      ...(json === undefined
+        ? {}
+        : { body: { mode: "raw", raw: body(json), options: { raw: { language: "json" } } } }),
+    },
+    response: [],
+  });
+  const folder = (name: string, item: Item[]): Item => ({ name, item });
+  const lists = [
+    "countries",
+    "currencies",
+    "invoice-types",
+    "services-codes",
+    "vat-exemptions",
+    "tax-categories",
+    "payment-means",
+  ];
+  return {
+    info: {
+      _postman_id: "6e2b0c4d-8f3a-4b71-a5d2-1c9e7f0b3a58",
+      name: "MBS e-invoicing API (the authority's, or its simulator)",
+      description: {
+        content:
+          "The authority's MBS API as the MBS spec documents it. Import with an environment of the authority's sandbox or of `einvoice simulate mbs --postman-environment FILE`: the requests are the same.",
+        type: "text/plain",
+      },
+      schema: "https://schema.getpostman.com/json/collection/v2.1.0/collection.json",
+    },
+    item: [
+      folder("health and entities", [
+        request("Health check", "GET", "/api"),
+        request("Search entities", "GET", "/api/v1/entity"),
+        request("Get entity", "GET", "/api/v1/entity/{{entity_id}}"),
+      ]),
+      folder("invoices", [
+        request("Validate IRN", "POST", "/api/v1/invoice/irn/validate", {
+          business_id: "{{BUSINESS_ID}}",
+          invoice_reference: "{{invoice_number}}",
+          irn: "{{invoice_number}}-{{SERVICE_ID}}-20261115",
+        }),
+        request("Validate invoice", "POST", "/api/v1/invoice/validate", document),
+        request("Sign invoice", "POST", "/api/v1/invoice/sign", document),
+        request("Confirm invoice", "GET", "/api/v1/invoice/confirm/{{irn}}"),
+        request("Download invoice", "GET", "/api/v1/invoice/download/{{irn}}"),
+        request("Search invoices", "GET", "/api/v1/invoice/{{business_id}}"),
+        request("Update payment status", "PATCH", "/api/v1/invoice/update/{{irn}}", {
+          payment_status: "PAID",
+        }),
+      ]),
+      folder("exchange", [
+        request("Transmit invoice", "POST", "/api/v1/invoice/transmit/{{irn}}"),
+        request("Transmission lookup by IRN", "GET", "/api/v1/invoice/transmit/lookup/{{irn}}"),
+        request("Transmission lookup by TIN", "GET", "/api/v1/invoice/transmit/lookup/tin/{{tin}}"),
+        request("Pull invoices", "GET", "/api/v1/invoice/transmit/pull"),
+        request("Self health check", "GET", "/api/v1/invoice/transmit/self-health-check"),
+      ]),
+      folder("parties and utilities", [
+        request("Search parties", "GET", "/api/v1/invoice/party/{{business_id}}"),
+        request("Verify TIN", "POST", "/api/v1/utilities/verify-tin/", { tin: "{{tin}}" }),
+      ]),
+      folder(
+        "resources",
+        lists.map((list) =>
+          request(`Get ${list.replace(/-/g, " ")}`, "GET", `/api/v1/invoice/resources/${list}`),
+        ),
+      ),
+    ],
+    variable: [{ key: "irn", value: "" }],
+    event: [
+      {
+        listen: "prerequest",
+        script: {
+          type: "text/javascript",
+          exec: [
+            "// Each invoice signed gets a number of its own; the requests by IRN use the last one.",
+            'if (pm.request.method === "POST" && /\\/invoice\\/(irn\\/validate|validate|sign)$/.test(pm.request.url.getPath())) {',
+            '  const number = "PM" + Date.now().toString(36).toUpperCase();',
+            '  pm.variables.set("invoice_number", number);',
+            '  if (/\\/invoice\\/sign$/.test(pm.request.url.getPath())) pm.collectionVariables.set("irn", number + "-" + pm.environment.get("service_id") + "-20261115");',
+            "}",
+          ],
+        },
+      },
+      {
+        listen: "test",
+        script: {
+          type: "text/javascript",
+          exec: ['pm.test("answers without a 5xx", () => pm.expect(pm.response.code).to.be.below(500));'],
+        },
+      },
+    ],
+  };
+}
+
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   fs.mkdirSync(path.dirname(COLLECTION_FILE), { recursive: true });
   fs.writeFileSync(COLLECTION_FILE, asFile(await collection()));
   fs.writeFileSync(ENVIRONMENT_FILE, asFile(environmentTemplate()));
-  console.log(`wrote ${path.relative(ROOT, COLLECTION_FILE)} and ${path.relative(ROOT, ENVIRONMENT_FILE)}`);
+  fs.writeFileSync(MBS_COLLECTION_FILE, asFile(mbsCollection()));
+  console.log(
+    `wrote ${[COLLECTION_FILE, ENVIRONMENT_FILE, MBS_COLLECTION_FILE].map((f) => path.relative(ROOT, f)).join(", ")}`,
+  );
 }

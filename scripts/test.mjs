@@ -159,6 +159,8 @@ const LAYERS = {
       "test/documents/validation/validation-pool.test.ts",
       "test/documents/ubl/ubl-read-pool.test.ts",
       "test/simulators/mbs/cli.test.ts",
+      // The MBS collection through newman against the simulator, a process of its own.
+      "test/postman/mbs-postman.test.ts",
     ],
   },
 };

@@ -1,4 +1,6 @@
+import fs from "node:fs";
 import type { Command } from "commander";
+import { postmanEnvironment } from "../runtime/postman-environment.ts";
 import { startMbsSimulator } from "../simulators/mbs/server.ts";
 import { print } from "./output.ts";
 
@@ -47,6 +49,7 @@ type SimulateOptions = {
   expose?: boolean;
   taxpayers: string;
   inbound: string;
+  postmanEnvironment?: string;
 };
 
 /** `simulate mbs`: the authority's API, simulated, for connector tests and demos. */
@@ -83,6 +86,10 @@ export function simulateCommands(program: Command): void {
     )
     .option("--taxpayers <n>", "number of test taxpayers", "4")
     .option(
+      "--postman-environment <file>",
+      "write a Postman environment for postman/mbs.postman_collection.json: this simulator's URL and credentials, and its first taxpayer",
+    )
+    .option(
       "--inbound <n>",
       "invoices from other access points' sellers waiting in pull at start, spread over the taxpayers as buyers and over the last 3 days (more while running: POST /_simulator/inbound)",
       "0",
@@ -103,6 +110,9 @@ export function simulateCommands(program: Command): void {
       });
       // A diagnostic, so stdout stays the one line scripts read: which lists a connector test meets.
       process.stderr.write(`einvoice: simulate mbs: ${sim.referenceLists}\n`);
+      if (opts.postmanEnvironment !== undefined) {
+        fs.writeFileSync(opts.postmanEnvironment, mbsPostmanEnvironment(sim), { mode: 0o600 });
+      }
       // Exactly these keys, in this order: scripts read the line. `inbound` only when some were made.
       print({
         url: sim.url,
@@ -114,4 +124,27 @@ export function simulateCommands(program: Command): void {
       await untilSignal();
       await sim.close();
     });
+}
+
+/**
+ * The simulator as a Postman environment for postman/mbs.postman_collection.json, whose requests
+ * name the same variables an environment of the authority's own sandbox fills: switching between
+ * the two is switching environments.
+ */
+function mbsPostmanEnvironment(sim: Awaited<ReturnType<typeof startMbsSimulator>>): string {
+  const [taxpayer] = sim.taxpayers;
+  const environment = postmanEnvironment(
+    "MBS simulator",
+    {
+      baseUrl: sim.url,
+      api_key: sim.api_key,
+      api_secret: sim.api_secret,
+      business_id: taxpayer?.business_id ?? "",
+      service_id: taxpayer?.service_id ?? "",
+      tin: taxpayer?.tin ?? "",
+      entity_id: taxpayer?.entity_id ?? "",
+    },
+    "5c0f7d1e-2a4b-4e8f-b1d3-93a6c2e7f804",
+  );
+  return `${JSON.stringify(environment, null, 2)}\n`;
 }

@@ -12,15 +12,19 @@ export type PostmanValues = {
  * (empty credentials) and the one the sandbox writes beside sandbox-credentials.json (filled), so
  * that importing both gives requests that answer. The secret is typed `secret`, which Postman masks.
  */
-export function postmanEnvironment(name: string, values: PostmanValues) {
+export function postmanEnvironment(
+  name: string,
+  values: PostmanValues | Record<string, string>,
+  // One id for every copy: importing a newer one replaces the older instead of adding a second.
+  id = "8d6f5a52-0e1b-4c9a-9c55-6e3f0b7a2d41",
+) {
   return {
-    // One id for every copy: importing a newer one replaces the older instead of adding a second.
-    id: "8d6f5a52-0e1b-4c9a-9c55-6e3f0b7a2d41",
+    id,
     name,
     values: Object.entries(values).map(([key, value]) => ({
       key,
       value,
-      type: key === "api_secret" ? "secret" : "default",
+      type: /secret/.test(key) ? "secret" : "default",
       enabled: true,
     })),
     _postman_variable_scope: "environment",
