@@ -158,7 +158,9 @@ async function esbuildOnce(options) {
   // A `data:` URL's module is named in stack traces by its entry, not by the whole URL (a megabyte
   // in each frame); a file is named by itself.
   const code = outfile ? output.text : `${output.text}\n//# sourceURL=${name}\n`;
-  return { code, inputs: [...inputs, TSCONFIG] };
+  // The packages a bundle imports where they are installed are found by path as it is built: an
+  // install (which rewrites the lockfile) may move them.
+  return { code, inputs: [...inputs, TSCONFIG, PACKAGE_LOCK] };
 }
 
 /**
@@ -227,6 +229,7 @@ export async function runBundled({ contents, resolveDir, label, inPlace }) {
  */
 let tsconfig;
 const TSCONFIG = fileURLToPath(new URL("../../tsconfig.json", import.meta.url));
+const PACKAGE_LOCK = fileURLToPath(new URL("../../package-lock.json", import.meta.url));
 const readTsconfig = () =>
   (tsconfig ??= readFile(TSCONFIG, "utf8").then(
     (text) => ({ compilerOptions: JSON.parse(text).compilerOptions ?? {} }),
@@ -310,7 +313,7 @@ async function cachedBundle(options) {
     await rename(`${file}${temporary}`, file);
     // A file changed after the build began may not be what was built: the bundle is this process's
     // (its name stays the cache's), but the next process builds it again.
-    if (inputs.some(([, mtimeMs]) => mtimeMs < 0 || mtimeMs >= started)) return { code: built.code, file };
+    if (inputs.some(([, mtimeMs]) => mtimeMs >= started)) return { code: built.code, file };
     await writeFile(`${manifest}${temporary}`, JSON.stringify(inputs));
     await rename(`${manifest}${temporary}`, manifest);
     await prune();
@@ -323,9 +326,12 @@ async function cachedBundle(options) {
 /** @param {[string, number, number][]} inputs */
 async function unchanged(inputs) {
   const now = await Promise.all(inputs.map(([input]) => stat(input).catch(() => undefined)));
-  return inputs.every(
-    ([, mtimeMs, size], i) => now[i] !== undefined && now[i].mtimeMs === mtimeMs && now[i].size === size,
-  );
+  // A file missing when the bundle was built (-1: a lockfile an installation came without) must
+  // still be missing.
+  return inputs.every(([, mtimeMs, size], i) => {
+    const info = now[i];
+    return info === undefined ? mtimeMs === -1 : info.mtimeMs === mtimeMs && info.size === size;
+  });
 }
 
 /** Keeps the MAX_ENTRIES entries last used, and no stray temporary file older than an hour. */
