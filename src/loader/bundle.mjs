@@ -39,7 +39,7 @@ import * as esbuild from "esbuild";
  */
 export async function bundle(options) {
   const cached = await cachedBundle(options);
-  if (cached) return cached.code;
+  if (cached) return cached.code ?? (await readFile(cached.file, "utf8"));
   return (await build(options)).code;
 }
 
@@ -205,7 +205,7 @@ export async function runBundled({ contents, resolveDir, label, inPlace }) {
   const dir = await mkdtemp(path.join(os.tmpdir(), "einvoice-"));
   try {
     const file = path.join(dir, `${label}.mjs`);
-    const code = await bundle({
+    const { code } = await build({
       contents,
       resolveDir,
       name: pathToFileURL(file).href,
@@ -263,10 +263,10 @@ const CACHE_DIR = fileURLToPath(new URL("../../node_modules/.cache/einvoice-bund
 const MAX_ENTRIES = 100;
 
 /**
- * The cached bundle for `options`, built if need be: its code and its file (whose URL is its name
- * when `label` is given). Undefined when there is no cache to keep it in.
+ * The cached bundle for `options`, built if need be: its file (whose URL is its name when `label` is
+ * given), and its code when it was just built. Undefined when there is no cache to keep it in.
  * @param {Omit<Parameters<typeof bundle>[0], "name"> & { name?: string, label?: string }} options
- * @returns {Promise<{ code: string, file: string } | undefined>}
+ * @returns {Promise<{ code?: string, file: string } | undefined>}
  */
 async function cachedBundle(options) {
   const { label = "bundle", ...asked } = options;
@@ -279,10 +279,10 @@ async function cachedBundle(options) {
   try {
     const inputs = JSON.parse(await readFile(manifest, "utf8"));
     if (await unchanged(inputs)) {
-      const code = await readFile(file, "utf8");
       const now = new Date();
       await utimes(manifest, now, now).catch(() => {});
-      return { code, file };
+      // Its code is read only by a caller that wants it as text: a process imports the file itself.
+      return { file };
     }
   } catch {
     // Not cached yet, or cached from files that changed since.

@@ -6,6 +6,7 @@ import type { InvoicePdfInput } from "../../../src/documents/pdf/render.ts";
 import { invoicePdfs } from "../../../src/documents/pdf/service.ts";
 import { DomainError } from "../../../src/errors.ts";
 import { toErrorBody } from "../../../src/http/error-mapper.ts";
+import { worstWait } from "../../threads/event-loop-wait.ts";
 import { fullInvoice, longLines, manyLines, pdfInput, shortLines } from "./pdf-inputs.ts";
 
 /** The PDFs of `renderer`, each input printed as an operator's (any business's) invoice. */
@@ -15,24 +16,6 @@ function operatorPdfs(renderer: Parameters<typeof invoicePdfs>[0]["renderer"], i
     records: { printable, operatorPrintable: printable, printedRevision: async () => "TRANSMITTED" },
     renderer,
   });
-}
-
-/** The longest the event loop went without running a 1 ms timer while `work` ran. */
-async function longestGap(work: () => Promise<unknown>): Promise<number> {
-  let longest = 0;
-  let last = performance.now();
-  const timer = setInterval(() => {
-    const now = performance.now();
-    longest = Math.max(longest, now - last);
-    last = now;
-  }, 1);
-  await new Promise((resolve) => setTimeout(resolve, 5));
-  last = performance.now();
-  await work();
-  // The gap still open when the work ends counts too.
-  longest = Math.max(longest, performance.now() - last);
-  clearInterval(timer);
-  return longest;
 }
 
 test("the PDF thread renders what the event loop would, keeps the loop free, and refuses a queue past its bound", async (t) => {
@@ -47,8 +30,8 @@ test("the PDF thread renders what the event loop would, keeps the loop free, and
   // for the whole rendering. Compared with each other, so a busy machine slows both alike.
   const big = pdfInput(manyLines(300));
   await renderer.render(big);
-  const onThread = await longestGap(() => renderer.render(big));
-  const onLoop = await longestGap(() => inPlace.render(big));
+  const onThread = await worstWait(() => renderer.render(big), 1);
+  const onLoop = await worstWait(() => inPlace.render(big), 1);
   assert.ok(onLoop > 20, `in place the loop stopped for ${onLoop.toFixed(0)} ms`);
   assert.ok(
     onThread < onLoop / 2,

@@ -1,52 +1,18 @@
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { once } from "node:events";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { type TestContext, test } from "node:test";
+import { test } from "node:test";
 import { RESOURCES_VARIABLE } from "../../../src/cli/simulate.ts";
 import { isLoopback, startMbsSimulator } from "../../../src/simulators/mbs/server.ts";
-import { cleanEnv, cli, failed, TIMEOUT } from "../../cli/run.ts";
-import { ISIC_JSON, type Json, REPO_ROOT, SHARED_DIR } from "../../helpers.ts";
-import { call, invoiceFor, UUID } from "./harness.ts";
-
-/**
- * `simulate mbs --port 0 …` in a process of its own, once it has printed its line. `stop()` sends
- * SIGTERM and resolves when the process has exited and its output streams are closed.
- */
-async function running(t: TestContext, args: string[], env: Record<string, string> = {}) {
-  const child = spawn(process.execPath, ["bin/einvoice.js", "simulate", "mbs", "--port", "0", ...args], {
-    cwd: REPO_ROOT,
-    env: cleanEnv(env),
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  t.after(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-  });
-  const closed = once(child, "close");
-  const out = { stdout: "", stderr: "" };
-  child.stderr.on("data", (chunk: Buffer) => {
-    out.stderr += chunk.toString("utf8");
-  });
-  const line = await new Promise<string>((resolve, reject) => {
-    child.stdout.on("data", (chunk: Buffer) => {
-      out.stdout += chunk.toString("utf8");
-      if (out.stdout.includes("\n")) resolve(out.stdout.slice(0, out.stdout.indexOf("\n")));
-    });
-    child.on("exit", (code) => reject(new Error(`exited ${code} before printing: ${out.stderr}`)));
-  });
-  const stop = async () => {
-    child.kill("SIGTERM");
-    return (await closed) as [number | null, NodeJS.Signals | null];
-  };
-  return { line, printed: JSON.parse(line) as Json, out, stop };
-}
+import { cli, failed, TIMEOUT } from "../../cli/run.ts";
+import { ISIC_JSON, type Json, SHARED_DIR } from "../../helpers.ts";
+import { call, invoiceFor, runningSimulator, UUID } from "./harness.ts";
 
 test("simulate mbs prints one JSON line, answers with the printed credentials, and exits 0 on SIGTERM", {
   timeout: TIMEOUT,
 }, async (t) => {
-  const { line, printed, out, stop } = await running(t, [
+  const { line, printed, out, stop } = await runningSimulator(t, [
     "--seed",
     "7",
     "--rules",
@@ -209,7 +175,7 @@ test("the simulator listens on loopback only unless --expose (expose: true) says
 test("simulate mbs --inbound n prints the invoices from other APPs' sellers, and pull lists them; a bad n is refused", {
   timeout: TIMEOUT,
 }, async (t) => {
-  const { printed, out, stop } = await running(t, ["--seed", "7", "--inbound", "5"]);
+  const { printed, out, stop } = await runningSimulator(t, ["--seed", "7", "--inbound", "5"]);
   assert.deepEqual(Object.keys(printed), ["url", "api_key", "api_secret", "taxpayers", "inbound"]);
   const inbound = printed.inbound as Json[];
   assert.equal(inbound.length, 5);
@@ -251,7 +217,7 @@ test("simulate mbs --resources DIR (or its variable) serves the authority's list
     ["option", ["--resources", dir], { [RESOURCES_VARIABLE]: path.join(os.tmpdir(), "not-this-one") }],
     ["variable", [], { [RESOURCES_VARIABLE]: dir }],
   ] as const) {
-    const { line, printed, out, stop } = await running(t, [...args], env);
+    const { line, printed, out, stop } = await runningSimulator(t, [...args], env);
     const sim = { url: String(printed.url), api_key: "", api_secret: "" };
     for (const list of ["currencies", "vat-exemptions"]) {
       const reply = await call(sim, "GET", `/api/v1/invoice/resources/${list}`, { auth: false });

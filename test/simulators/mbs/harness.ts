@@ -1,4 +1,6 @@
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { once } from "node:events";
 import fs from "node:fs";
 import path from "node:path";
 import type { TestContext } from "node:test";
@@ -9,7 +11,8 @@ import {
   type MbsTaxpayer,
   startMbsSimulator,
 } from "../../../src/simulators/mbs/server.ts";
-import { type Json, SHARED_DIR } from "../../helpers.ts";
+import { cleanEnv } from "../../cli/run.ts";
+import { type Json, REPO_ROOT, SHARED_DIR } from "../../helpers.ts";
 
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 export const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -19,6 +22,38 @@ export async function simulator(t: TestContext, options: MbsSimulatorOptions = {
   const sim = await startMbsSimulator(options);
   t.after(() => sim.close());
   return sim;
+}
+
+/**
+ * `simulate mbs --port 0 …` in a process of its own, once it has printed its line. `stop()` sends
+ * SIGTERM and resolves when the process has exited and its output streams are closed.
+ */
+export async function runningSimulator(t: TestContext, args: string[], env: Record<string, string> = {}) {
+  const child = spawn(process.execPath, ["bin/einvoice.js", "simulate", "mbs", "--port", "0", ...args], {
+    cwd: REPO_ROOT,
+    env: cleanEnv(env),
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  t.after(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  });
+  const closed = once(child, "close");
+  const out = { stdout: "", stderr: "" };
+  child.stderr.on("data", (chunk: Buffer) => {
+    out.stderr += chunk.toString("utf8");
+  });
+  const line = await new Promise<string>((resolve, reject) => {
+    child.stdout.on("data", (chunk: Buffer) => {
+      out.stdout += chunk.toString("utf8");
+      if (out.stdout.includes("\n")) resolve(out.stdout.slice(0, out.stdout.indexOf("\n")));
+    });
+    child.on("exit", (code) => reject(new Error(`exited ${code} before printing: ${out.stderr}`)));
+  });
+  const stop = async () => {
+    child.kill("SIGTERM");
+    return (await closed) as [number | null, NodeJS.Signals | null];
+  };
+  return { line, printed: JSON.parse(line) as Json, out, stop };
 }
 
 export type Reply = { status: number; body: Json };
