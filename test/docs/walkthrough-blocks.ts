@@ -51,6 +51,28 @@ export function walkthroughs(root: string): Walkthrough[] {
   );
 }
 
+/**
+ * The shell blocks of a markdown text that show answers but are not marked as a walk-through, by
+ * the line they start on: shown answers that nothing runs drift from what the service answers.
+ */
+export function unmarkedAnswers(text: string): number[] {
+  const lines: number[] = [];
+  for (const match of text.matchAll(
+    /(<!-- walkthrough[^\n]*-->\s*?\n)?( *)```(?:sh|bash)\n([\s\S]*?)\n\2```/g,
+  )) {
+    if (match[1] !== undefined) continue;
+    const indent = match[2] ?? "";
+    const script = (match[3] ?? "")
+      .split("\n")
+      .map((line) => (line.startsWith(indent) ? line.slice(indent.length) : line))
+      .join("\n");
+    if (steps(script).some((step) => step.shown.length > 0)) {
+      lines.push(text.slice(0, match.index).split("\n").length);
+    }
+  }
+  return lines;
+}
+
 const FIRST = /^# (\{|\[|HTTP\/|[1-5]\d\d\b|%PDF)/;
 const FURTHER = /^# ([a-z][a-z0-9-]*: |\{|\[|HTTP\/|[1-5]\d\d\b)/;
 

@@ -18,7 +18,14 @@ import path from "node:path";
 import { test } from "node:test";
 import { cleanEnv, freePort, startServer } from "../cli/run.ts";
 import { REPO_ROOT, SHARED_DIR, tempDir } from "../helpers.ts";
-import { steps, unmatched, type Walkthrough, walkthroughs, walkthroughsOf } from "./walkthrough-blocks.ts";
+import {
+  steps,
+  unmarkedAnswers,
+  unmatched,
+  type Walkthrough,
+  walkthroughs,
+  walkthroughsOf,
+} from "./walkthrough-blocks.ts";
 
 const MARK = "--walkthrough-step--";
 const LEFT = "--walkthrough-jobs-left--";
@@ -83,13 +90,38 @@ test("a walk-through's blocks join in order, and its answers are lines of the ou
 test("the walk-throughs are found: the front page's first invoice and the guides' ones", () => {
   const found = walkthroughs(REPO_ROOT);
   const names = found.map((block) => `${block.file}#${block.name}`);
-  for (const name of ["README.md#first-invoice", "docs/getting-started.md#step-by-step"]) {
+  for (const name of [
+    "README.md#first-invoice",
+    "docs/getting-started.md#step-by-step",
+    "docs/integrating.md#payments",
+    "docs/integrating.md#idempotency",
+    "docs/integrating.md#buyers-copy",
+    "docs/integrating.md#inbox",
+    "docs/authority.md#simulator",
+    "docs/ubl.md#peppol",
+  ]) {
     assert.ok(names.includes(name), `${name} is not among ${names.join(", ")}`);
   }
   const first = found.find((block) => block.name === "first-invoice") as Walkthrough;
   const shown = steps(first.script).filter((step) => step.shown.length > 0);
   assert.equal(shown.length, 3, "validate, sign and lookup show their answers");
   assert.match(shown[0]?.shown[0] ?? "", /^\{"status":true,"code":200/);
+});
+
+test("every shell block of README.md and docs/ that shows answers is a walk-through the suite runs", () => {
+  const unmarked = [
+    "README.md",
+    ...fs.readdirSync(path.join(REPO_ROOT, "docs")).map((name) => `docs/${name}`),
+  ]
+    .filter((file) => file.endsWith(".md"))
+    .flatMap((file) =>
+      unmarkedAnswers(fs.readFileSync(path.join(REPO_ROOT, file), "utf8")).map((line) => `${file}:${line}`),
+    );
+  assert.deepEqual(unmarked, [], "mark each as a walk-through, or show no answers in it");
+  // The check itself: a block with an answer and no mark is found, a marked one is not.
+  const sample =
+    '```sh\ncurl -s x\n# {"a":1}\n```\n<!-- walkthrough: w -->\n```sh\ncurl y\n# {}\n```\n<!-- /walkthrough -->';
+  assert.deepEqual(unmarkedAnswers(sample), [1]);
 });
 
 for (const walkthrough of walkthroughs(REPO_ROOT)) {
