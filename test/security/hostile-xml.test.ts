@@ -32,6 +32,8 @@ const FUZZ_SEED = Number(process.env.EINVOICE_FUZZ_SEED ?? 20_261_115);
 const MARKER = "marker-4b1d2e7a-never-read";
 const READERS = ["validate", "sign", "sign-transmit", "ubl/convert"];
 
+type Answer = { status: number; text: string; json: Json };
+
 /** The corpus, each document with what refuses it: the status, and the rule error.details names. */
 function corpus(fileUrl: string, serverUrl: string): { name: string; body: Buffer; rule: string }[] {
   const cases: [string, () => Buffer, string][] = [
@@ -91,7 +93,7 @@ test("hostile XML over a socket: refused at once in the envelope, nothing fetche
   const bareWho = await tenant(bare.ctx, { tin: who.tin });
   const to =
     (base: string, headers: Record<string, string>) =>
-    async (route: string, body: Buffer | string, method = "POST", type = XML) => {
+    async (route: string, body: Buffer | string, method = "POST", type = XML): Promise<Answer> => {
       const res = await fetch(`${base}${API}/${route}`, { method, headers: { ...headers, ...type }, body });
       const text = await res.text();
       return { status: res.status, text, json: JSON.parse(text) as Json };
@@ -118,55 +120,88 @@ test("hostile XML over a socket: refused at once in the envelope, nothing fetche
   const documents = corpus(`file://${markerFile}`, trapUrl);
   const answers: string[] = [];
 
+  /**
+   * Sends each pair in turn while /healthz is asked every 10 ms; each probe's wait is put down to the
+   * document sent last when it was answered.
+   */
+  const measure = async (pairs: { doc: (typeof documents)[number]; route: string }[]) => {
+    let probing = true;
+    let last = "";
+    const waits: { ms: number; wall: number; during: string }[] = [];
+    const probes = (async () => {
+      while (probing) {
+        const [due, since] = [performance.now() + 10, schedule()];
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        const res = await fetch(`${url}/healthz`);
+        await res.arrayBuffer();
+        assert.equal(res.status, 200);
+        waits.push({ ms: ownMs(since, due), wall: performance.now() - due, during: last });
+      }
+    })();
+    const answered: {
+      doc: (typeof documents)[number];
+      route: string;
+      ms: number;
+      wall: number;
+      res: Answer;
+    }[] = [];
+    try {
+      for (const { doc, route } of pairs) {
+        last = `${doc.name} to ${route}`;
+        const since = schedule();
+        const res = await post(route, doc.body);
+        answered.push({ doc, route, ms: ownMs(since), wall: performance.now() - since.at, res });
+        // A probe waiting for this answer lands before the next document is sent.
+        await new Promise((resolve) => setTimeout(resolve, 15));
+      }
+    } finally {
+      probing = false;
+      await probes;
+    }
+    return { waits, answered };
+  };
+
   await t.test(
     "each crafted document, to each route that reads UBL: a 4xx naming its bound, within 100 ms, /healthz waiting under 50 ms",
     async (t) => {
-      let probing = true;
-      const waits: number[] = [];
-      const wallWaits: number[] = [];
-      const probes = (async () => {
-        while (probing) {
-          const [due, since] = [performance.now() + 10, schedule()];
-          await new Promise((resolve) => setTimeout(resolve, 10));
-          const res = await fetch(`${url}/healthz`);
-          await res.arrayBuffer();
-          assert.equal(res.status, 200);
-          waits.push(ownMs(since, due));
-          wallWaits.push(performance.now() - due);
-        }
-      })();
+      const pairs = documents.flatMap((doc) => READERS.map((route) => ({ doc, route })));
+      const { waits, answered } = await measure(pairs);
       const failures: string[] = [];
       let slowest = { ms: 0, what: "" };
-      let wallest = 0;
-      for (const doc of documents) {
-        for (const route of READERS) {
-          const since = schedule();
-          const res = await post(route, doc.body);
-          const ms = ownMs(since);
-          wallest = Math.max(wallest, performance.now() - since.at);
-          answers.push(res.text);
-          const what = `${doc.name} to ${route}`;
-          if (ms > slowest.ms) slowest = { ms, what };
-          const expected = doc.rule === "413" ? 413 : 400;
-          const details = String((res.json.error as Json | undefined)?.details);
-          const names = doc.rule === "413" ? details.includes("1 MiB") : details.endsWith(`[${doc.rule}]`);
-          if (res.status !== expected) failures.push(`${what}: ${res.status} ${res.text.slice(0, 300)}`);
-          else if (notEnvelope(res.status, res.json)) failures.push(`${what}: ${res.text.slice(0, 300)}`);
-          else if (!names) failures.push(`${what}: the details do not name ${doc.rule}: ${details}`);
-          if (ms > ANSWER_MS) failures.push(`${what}: answered after ${ms.toFixed(0)} ms`);
-          // A probe waiting for this answer lands before the next document is sent.
-          await new Promise((resolve) => setTimeout(resolve, 15));
-        }
+      for (const { doc, route, ms, wall, res } of answered) {
+        answers.push(res.text);
+        const what = `${doc.name} to ${route}`;
+        if (ms > slowest.ms) slowest = { ms, what: `${what}; ${wall.toFixed(1)} ms on the clock` };
+        const expected = doc.rule === "413" ? 413 : 400;
+        const details = String((res.json.error as Json | undefined)?.details);
+        const names = doc.rule === "413" ? details.includes("1 MiB") : details.endsWith(`[${doc.rule}]`);
+        if (res.status !== expected) failures.push(`${what}: ${res.status} ${res.text.slice(0, 300)}`);
+        else if (notEnvelope(res.status, res.json)) failures.push(`${what}: ${res.text.slice(0, 300)}`);
+        else if (!names) failures.push(`${what}: the details do not name ${doc.rule}: ${details}`);
+        if (ms > ANSWER_MS) failures.push(`${what}: answered after ${ms.toFixed(0)} ms`);
       }
-      probing = false;
-      await probes;
-      const longest = Math.max(...waits);
+      const longest = Math.max(...waits.map((wait) => wait.ms));
       t.diagnostic(
-        `${documents.length * READERS.length} answers, the slowest ${slowest.ms.toFixed(1)} ms of the service's own (${slowest.what}; ${wallest.toFixed(1)} ms the slowest on the clock); /healthz at most ${longest.toFixed(1)} ms (${Math.max(...wallWaits).toFixed(1)} on the clock) over ${waits.length} probes`,
+        `${answered.length} answers, the slowest ${slowest.ms.toFixed(1)} ms of the service's own (${slowest.what}); /healthz at most ${longest.toFixed(1)} ms (${Math.max(...waits.map((wait) => wait.wall)).toFixed(1)} on the clock) over ${waits.length} probes`,
       );
       assert.deepEqual(failures, []);
       assert.ok(waits.length >= documents.length, `${waits.length} probes`);
-      assert.ok(longest < HEALTHZ_MS, `/healthz waited ${longest.toFixed(0)} ms`);
+      // A document that holds the event loop holds it each time it is read. A wait past the bound
+      // is put to that test: the documents sent around it are sent again, three times, and must not
+      // make /healthz wait past the bound again. A one-off pause of the machine's (a disk flush of
+      // the other test processes' databases, a collection) does not come back; a document that
+      // blocks the loop does, and fails here.
+      const suspects = new Set(waits.filter((wait) => wait.ms >= HEALTHZ_MS).map((wait) => wait.during));
+      for (const during of suspects) {
+        const at = pairs.findIndex((pair) => `${pair.doc.name} to ${pair.route}` === during);
+        const around = pairs.slice(Math.max(0, at - 1), at + 2);
+        const again = await measure([...around, ...around, ...around]);
+        const worst = Math.max(...again.waits.map((wait) => wait.ms));
+        t.diagnostic(
+          `/healthz waited ${Math.max(...waits.filter((wait) => wait.during === during).map((wait) => wait.ms)).toFixed(0)} ms during ${during}; sent again three times with the documents around it: at most ${worst.toFixed(1)} ms`,
+        );
+        assert.ok(worst < HEALTHZ_MS, `/healthz waited ${worst.toFixed(0)} ms again around ${during}`);
+      }
     },
   );
 

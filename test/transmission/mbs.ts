@@ -63,9 +63,12 @@ export type PullAnswer = { body: string | Buffer; headers?: Record<string, strin
  * An MBS that answers `pull` with what the test gives it for each day, as a hostile or broken
  * authority would, and the no-route 404 to anything else; the days asked for, in order.
  */
-export async function pullServer(t: TestContext, answerFor: (day: string) => PullAnswer) {
+export async function pullServer(
+  t: TestContext,
+  answerFor: (day: string) => PullAnswer | Promise<PullAnswer>,
+) {
   const pulls: string[] = [];
-  const srv = http.createServer((req, res) => {
+  const srv = http.createServer(async (req, res) => {
     req.resume();
     const url = new URL(req.url ?? "/", "http://x");
     if (url.pathname !== "/api/v1/invoice/transmit/pull") {
@@ -75,7 +78,7 @@ export async function pullServer(t: TestContext, answerFor: (day: string) => Pul
     }
     const day = url.searchParams.get("from") ?? "";
     pulls.push(day);
-    const answer = answerFor(day);
+    const answer = await answerFor(day);
     res.writeHead(200, { "content-type": "application/json", ...answer.headers });
     res.end(answer.body);
   });
