@@ -350,3 +350,28 @@ export async function storedIrns(ctx: Pick<Context, "db">, businessId: string): 
     .execute();
   return rows.map((row) => row.irn).sort();
 }
+
+/**
+ * Another process's writer holding what the write needs: on SQLite the database's write lock (a
+ * second connection to the file in `begin immediate`), on PostgreSQL an EXCLUSIVE lock on the
+ * table the write changes (reads still pass, as they do beside a SQLite writer). The function it
+ * returns releases it.
+ */
+export async function holdWriteLock(dbFile: string | undefined, databaseUrl: string, table: string) {
+  if (ENGINE === "sqlite") {
+    const other = new SQLite(dbFile as string);
+    other.exec("begin immediate");
+    return async () => {
+      other.exec("commit");
+      other.close();
+    };
+  }
+  const other = new pg.Client({ connectionString: databaseUrl });
+  await other.connect();
+  await other.query("begin");
+  await other.query(`lock table ${table} in exclusive mode`);
+  return async () => {
+    await other.query("commit");
+    await other.end();
+  };
+}

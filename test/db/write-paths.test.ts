@@ -1,9 +1,16 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import SQLite from "better-sqlite3";
-import pg from "pg";
 import type { Context } from "../../src/main.ts";
-import { build, ENGINE, fixture, freshInvoice, ISIC_JSON, type Tenant, tenant } from "../helpers.ts";
+import {
+  build,
+  ENGINE,
+  fixture,
+  freshInvoice,
+  holdWriteLock,
+  ISIC_JSON,
+  type Tenant,
+  tenant,
+} from "../helpers.ts";
 
 const API = "/api/v1/einvoice";
 type App = Awaited<ReturnType<typeof build>>["app"];
@@ -15,30 +22,6 @@ const HOLD_MS = 1000;
  * 200 ms, a loop that never blocked failed once at 231 ms, with six test processes on two cores.
  */
 const STALL_LIMIT_MS = 400;
-
-/**
- * Another process's writer holding what the write needs: on SQLite the database's write lock (a
- * second connection to the file in `begin immediate`), on PostgreSQL an EXCLUSIVE lock on the
- * table the write changes (reads still pass, as they do beside a SQLite writer).
- */
-async function holdLock(dbFile: string | undefined, databaseUrl: string, table: string) {
-  if (ENGINE === "sqlite") {
-    const other = new SQLite(dbFile as string);
-    other.exec("begin immediate");
-    return async () => {
-      other.exec("commit");
-      other.close();
-    };
-  }
-  const other = new pg.Client({ connectionString: databaseUrl });
-  await other.connect();
-  await other.query("begin");
-  await other.query(`lock table ${table} in exclusive mode`);
-  return async () => {
-    await other.query("commit");
-    await other.end();
-  };
-}
 
 /**
  * The longest gap between turns of a 10 ms timer, and the slowest /healthz, until `stop`. Stopped
@@ -186,7 +169,7 @@ for (const path of PATHS) {
     // Its first answer compiles what later ones reuse: not what is measured.
     assert.equal((await app.inject({ url: "/healthz" })).statusCode, 200);
 
-    const release = await holdLock(dbFile, databaseUrl, path.table);
+    const release = await holdWriteLock(dbFile, databaseUrl, path.table);
     const stop = probe(app);
     const started = performance.now();
     let released = false;

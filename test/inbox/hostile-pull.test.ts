@@ -1,11 +1,9 @@
 import assert from "node:assert/strict";
 import { type TestContext, test } from "node:test";
-import SQLite from "better-sqlite3";
-import pg from "pg";
 import { MAX_LINES } from "../../src/documents/schema.ts";
 import type { Context } from "../../src/runtime/context.ts";
 import { PULL_MAX_ENTRIES } from "../../src/transmission/authority/pull-answer.ts";
-import { build, eventually, type Json, type Tenant, tenant } from "../helpers.ts";
+import { build, eventually, holdWriteLock, type Json, type Tenant, tenant } from "../helpers.ts";
 import { pullServer } from "../transmission/mbs.ts";
 
 /*
@@ -244,24 +242,7 @@ test("a day longer to store than its lease (its database busy with another write
     EINVOICE_RETRY_MAX_MS: "200",
     EINVOICE_MAX_ATTEMPTS: "20",
   });
-  holdWrites = async () => {
-    if (dbFile) {
-      const other = new SQLite(dbFile);
-      other.exec("begin immediate");
-      return async () => {
-        other.exec("commit");
-        other.close();
-      };
-    }
-    const other = new pg.Client({ connectionString: databaseUrl });
-    await other.connect();
-    await other.query("begin");
-    await other.query("lock table received_invoices in exclusive mode");
-    return async () => {
-      await other.query("commit");
-      await other.end();
-    };
-  };
+  holdWrites = () => holdWriteLock(dbFile, databaseUrl, "received_invoices");
   t.after(() => held);
   await ctx.collector.pullNow();
   await ctx.collector.schedule();
