@@ -66,6 +66,7 @@ const LAYERS = {
   service: {
     both: [
       "test/db/",
+      "test/idempotency/batch-statements.test.ts",
       "test/inbox/hostile-pull.test.ts",
       "test/outbox/",
       "test/reference/product-codes.test.ts",

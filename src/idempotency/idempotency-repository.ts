@@ -1,5 +1,5 @@
 import { sql } from "kysely";
-import type { Db, Executor } from "../db/database.ts";
+import { type Db, type Executor, engineOf, powerOfTwoChunks } from "../db/database.ts";
 import type { IdempotencyKeyTable } from "../db/schema.ts";
 import type { KeptAnswer } from "./answers.ts";
 
@@ -18,20 +18,47 @@ export const NO_ANSWER = {
   replay: null,
 } as const;
 
+/** A key's primary key, from anything that names one. */
+const byId = (id: KeyId) => ({ business_id: id.business_id, idempotency_key: id.idempotency_key }) as const;
+
 /** The bytes of answers each business's keys keep, by 15-minute slot (see the service's quota). */
 function usageStatements(db: Db) {
+  /** Adds `bytes` to what a business's keys keep, in the slot of the time they were stored in. */
+  const addUsage = async (businessId: string, slot: number, bytes: number, tx: Executor = db) => {
+    await tx
+      .insertInto("idempotency_usage")
+      .values({ business_id: businessId, slot, bytes })
+      .onConflict((oc) =>
+        oc
+          .columns(["business_id", "slot"])
+          .doUpdateSet({ bytes: sql`idempotency_usage.bytes + excluded.bytes` }),
+      )
+      .execute();
+  };
   return {
-    /** Adds `bytes` to what a business's keys keep, in the slot of the time they were stored in. */
-    async addUsage(businessId: string, slot: number, bytes: number, tx: Executor = db): Promise<void> {
-      await tx
-        .insertInto("idempotency_usage")
-        .values({ business_id: businessId, slot, bytes })
-        .onConflict((oc) =>
-          oc
-            .columns(["business_id", "slot"])
-            .doUpdateSet({ bytes: sql`idempotency_usage.bytes + excluded.bytes` }),
-        )
-        .execute();
+    addUsage,
+
+    /**
+     * Adds to several businesses' usage at once, in the order of their ids (so that two processes'
+     * batches never wait on each other's rows in opposite orders: a deadlock, on PostgreSQL). On
+     * PostgreSQL in one statement, the rows as arrays; on SQLite, which has no round trips, a
+     * statement a row.
+     */
+    async addUsages(rows: readonly { businessId: string; slot: number; bytes: number }[], tx: Executor = db) {
+      const ordered = [...rows].sort((a, b) =>
+        a.businessId < b.businessId ? -1 : a.businessId > b.businessId ? 1 : 0,
+      );
+      if (ordered.length === 0) return;
+      if (engineOf(tx) !== "postgres") {
+        for (const { businessId, slot, bytes } of ordered) await addUsage(businessId, slot, bytes, tx);
+        return;
+      }
+      await sql`insert into idempotency_usage (business_id, slot, bytes)
+        select business_id, slot, bytes from unnest(${ordered.map((r) => r.businessId)}::text[], ${ordered.map((r) => r.slot)}::integer[],
+          ${ordered.map((r) => r.bytes)}::bigint[]) with ordinality as u(business_id, slot, bytes, n) order by n
+        on conflict (business_id, slot) do update set bytes = idempotency_usage.bytes + excluded.bytes`.execute(
+        tx,
+      );
     },
 
     /** What a business's keys keep in the slots from `fromSlot` on, and the oldest of those slots. */
@@ -56,20 +83,82 @@ function usageStatements(db: Db) {
   };
 }
 
-export function idempotencyRepository(db: Db) {
-  const byId = (id: KeyId) => ({ business_id: id.business_id, idempotency_key: id.idempotency_key }) as const;
+/** Storing the answers of the requests that hold their keys. */
+function answerStatements(db: Db) {
+  /** Stores the answer of the request whose claim still holds the key; false when it lost it. */
+  const complete = async (
+    id: KeyId & Pick<KeyRow, "claim">,
+    answer: Answer,
+    tx: Executor = db,
+  ): Promise<boolean> => {
+    const { business_id, idempotency_key } = byId(id);
+    const result = await tx
+      .updateTable("idempotency_keys")
+      .set(answer)
+      .where("business_id", "=", business_id)
+      .where("idempotency_key", "=", idempotency_key)
+      .where("claim", "=", id.claim)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  };
+  return {
+    complete,
 
+    /**
+     * Stores the answers of several requests, each only where its claim still holds its key; for
+     * each, false when it lost it. On PostgreSQL in one statement, the rows as arrays: a round trip
+     * per answer was most of what a batch of them cost there. On SQLite a statement each.
+     */
+    async completeAll(
+      items: readonly { id: KeyId & Pick<KeyRow, "claim">; answer: Answer }[],
+      tx: Executor = db,
+    ): Promise<boolean[]> {
+      if (items.length === 0) return [];
+      if (engineOf(tx) !== "postgres") {
+        const done: boolean[] = [];
+        for (const { id, answer } of items) done.push(await complete(id, answer, tx));
+        return done;
+      }
+      const column = <K extends keyof Answer>(name: K) => items.map(({ answer }) => answer[name] ?? null);
+      const result = await sql<{ claim: string }>`update idempotency_keys as k set status = v.status,
+          retry_after = v.retry_after, response = v.response, response_gzip = v.response_gzip,
+          response_bytes = v.response_bytes, response_sha256 = v.response_sha256, replay = v.replay
+        from unnest(${items.map(({ id }) => id.business_id)}::text[], ${items.map(({ id }) => id.idempotency_key)}::text[],
+          ${items.map(({ id }) => id.claim)}::text[], ${column("status")}::integer[], ${column("retry_after")}::integer[],
+          ${column("response")}::text[], ${column("response_gzip")}::bytea[], ${column("response_bytes")}::integer[],
+          ${column("response_sha256")}::text[], ${column("replay")}::text[])
+          as v(business_id, idempotency_key, claim, status, retry_after, response, response_gzip, response_bytes,
+            response_sha256, replay)
+        where k.business_id = v.business_id and k.idempotency_key = v.idempotency_key and k.claim = v.claim
+        returning k.claim`.execute(tx);
+      const stored = new Set(result.rows.map((row) => row.claim));
+      return items.map(({ id }) => stored.has(id.claim));
+    },
+  };
+}
+
+export function idempotencyRepository(db: Db) {
   return {
     ...usageStatements(db),
+    ...answerStatements(db),
 
-    /** Claims a key nobody holds; false when a row for it exists (the primary key decides). */
-    async insertClaim(row: KeyRow, tx: Executor = db): Promise<boolean> {
-      const result = await tx
-        .insertInto("idempotency_keys")
-        .values(row)
-        .onConflict((oc) => oc.columns(["business_id", "idempotency_key"]).doNothing())
-        .executeTakeFirst();
-      return Number(result.numInsertedOrUpdatedRows ?? 0) === 1;
+    /**
+     * Claims keys nobody holds, in one statement per power-of-two chunk: for each row, false when a
+     * row for its key exists, or an earlier row of the same call took it (the primary key decides).
+     * Which rows went in is told by their claim tokens, each request's own.
+     */
+    async insertClaims(rows: readonly KeyRow[], tx: Executor = db): Promise<boolean[]> {
+      const won = new Set<string>();
+      for (const chunk of powerOfTwoChunks(rows)) {
+        const inserted = await tx
+          .insertInto("idempotency_keys")
+          .values(chunk)
+          .onConflict((oc) => oc.columns(["business_id", "idempotency_key"]).doNothing())
+          .returning("claim")
+          .execute();
+        for (const { claim } of inserted) won.add(claim);
+      }
+      return rows.map((row) => won.has(row.claim));
     },
 
     async find(id: KeyId, tx: Executor = db): Promise<KeyRow | undefined> {
@@ -98,19 +187,6 @@ export function idempotencyRepository(db: Db) {
         .where("business_id", "=", business_id)
         .where("idempotency_key", "=", idempotency_key)
         .where("claim", "=", from.claim)
-        .executeTakeFirst();
-      return Number(result.numUpdatedRows) === 1;
-    },
-
-    /** Stores the answer of the request whose claim still holds the key; false when it lost it. */
-    async complete(id: KeyId & Pick<KeyRow, "claim">, answer: Answer, tx: Executor = db): Promise<boolean> {
-      const { business_id, idempotency_key } = byId(id);
-      const result = await tx
-        .updateTable("idempotency_keys")
-        .set(answer)
-        .where("business_id", "=", business_id)
-        .where("idempotency_key", "=", idempotency_key)
-        .where("claim", "=", id.claim)
         .executeTakeFirst();
       return Number(result.numUpdatedRows) === 1;
     },

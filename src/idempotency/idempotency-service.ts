@@ -71,11 +71,7 @@ export function idempotencyService(deps: {
     (rows) =>
       writeTransaction(
         db,
-        async (tx) => {
-          const won: { ok: true; value: boolean }[] = [];
-          for (const row of rows) won.push({ ok: true, value: await keys.insertClaim(row, tx) });
-          return won;
-        },
+        async (tx) => (await keys.insertClaims(rows, tx)).map((value) => ({ ok: true as const, value })),
         { flush: false },
       ),
     { maxBatch: 64, concurrency: 1 },
@@ -86,18 +82,21 @@ export function idempotencyService(deps: {
   const storing = batcher<{ claim: Claim; answer: Answer; bytes: number }, boolean>(
     (items) =>
       writeTransaction(db, async (tx) => {
-        const stored: { ok: true; value: boolean }[] = [];
+        const stored = await keys.completeAll(
+          items.map(({ claim, answer }) => ({ id: idOf(claim), answer })),
+          tx,
+        );
         const counted = new Map<string, number>();
-        for (const { claim, answer, bytes } of items) {
-          const done = await keys.complete(idOf(claim), answer, tx);
-          if (done && bytes > 0) counted.set(claim.businessId, (counted.get(claim.businessId) ?? 0) + bytes);
-          stored.push({ ok: true, value: done });
-        }
+        items.forEach(({ claim, bytes }, i) => {
+          if (stored[i] && bytes > 0)
+            counted.set(claim.businessId, (counted.get(claim.businessId) ?? 0) + bytes);
+        });
         const slot = slotOf(Date.now());
-        for (const businessId of [...counted.keys()].sort()) {
-          await keys.addUsage(businessId, slot, counted.get(businessId) ?? 0, tx);
-        }
-        return stored;
+        await keys.addUsages(
+          [...counted].map(([businessId, bytes]) => ({ businessId, slot, bytes })),
+          tx,
+        );
+        return stored.map((value) => ({ ok: true as const, value }));
       }),
     { maxBatch: 64, concurrency: 1 },
   );

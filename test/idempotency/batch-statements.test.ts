@@ -1,0 +1,130 @@
+import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
+import { test } from "node:test";
+import { writeTransaction } from "../../src/db/database.ts";
+import {
+  type Answer,
+  idempotencyRepository,
+  type KeyRow,
+  NO_ANSWER,
+} from "../../src/idempotency/idempotency-repository.ts";
+import { build, ENGINE, tenant } from "../helpers.ts";
+
+/*
+ * The claims and the answers of one turn of the event loop are written in a few statements, not one
+ * a request (on PostgreSQL, rows as arrays in one round trip): each request's outcome must still be
+ * its own, as the primary key and its claim token decide.
+ */
+
+const claimOf = (businessId: string, key: string): KeyRow => ({
+  business_id: businessId,
+  idempotency_key: key,
+  route: "POST /api/v1/einvoice/sign",
+  fingerprint: "f".repeat(64),
+  claim: randomBytes(16).toString("hex"),
+  created_at: new Date().toISOString(),
+  ...NO_ANSWER,
+});
+
+test(`claims and answers of one batch on ${ENGINE}: each its own outcome, answers stored byte for byte, usage summed by business`, async (t) => {
+  const { ctx } = await build(t);
+  const [a, b] = [await tenant(ctx), await tenant(ctx)];
+  const keys = idempotencyRepository(ctx.db);
+  const held = claimOf(a.business_id, "held-before");
+  assert.deepEqual(await writeTransaction(ctx.db, (tx) => keys.insertClaims([held], tx)), [true]);
+
+  // 70 rows: chunks of 64, 4 and 2. Two of them name one key (the first wins), one a key held before.
+  const rows = Array.from({ length: 67 }, (_, i) => claimOf(i % 2 ? a.business_id : b.business_id, `k${i}`));
+  const twin = claimOf(rows[3]?.business_id as string, rows[3]?.idempotency_key as string);
+  const batch = [
+    ...rows.slice(0, 10),
+    twin,
+    ...rows.slice(10),
+    claimOf(a.business_id, "held-before"),
+    claimOf(b.business_id, "k0"),
+  ];
+  const won = await writeTransaction(ctx.db, (tx) => keys.insertClaims(batch, tx));
+  assert.equal(won.length, batch.length);
+  assert.deepEqual(
+    batch
+      .map((row, i) => (won[i] ? "" : `${row.idempotency_key}${row === twin ? " (twin)" : ""}`))
+      .filter(Boolean),
+    ["k3 (twin)", "held-before", "k0"],
+    "only the second claim of a key in the batch, and the key held before, lose",
+  );
+
+  // Answers: a plain one, a compressed one, a refusal kept as its outcome; one claim that lost its key.
+  const gzip = randomBytes(3000);
+  const answers: Answer[] = [
+    {
+      status: 200,
+      retry_after: null,
+      response: '{"status":true}',
+      response_gzip: null,
+      response_bytes: null,
+      response_sha256: null,
+      replay: null,
+    },
+    {
+      status: 200,
+      retry_after: null,
+      response: null,
+      response_gzip: gzip,
+      response_bytes: 70_000,
+      response_sha256: "a".repeat(64),
+      replay: null,
+    },
+    {
+      status: 503,
+      retry_after: 7,
+      response: null,
+      response_gzip: null,
+      response_bytes: 900_000,
+      response_sha256: "b".repeat(64),
+      replay: "refuse",
+    },
+  ];
+  const stale = { ...(rows[5] as KeyRow), claim: "taken-over-meanwhile" };
+  const items = [
+    { id: rows[1] as KeyRow, answer: answers[0] as Answer },
+    { id: rows[2] as KeyRow, answer: answers[1] as Answer },
+    { id: stale, answer: answers[0] as Answer },
+    { id: rows[4] as KeyRow, answer: answers[2] as Answer },
+  ];
+  const stored = await writeTransaction(ctx.db, (tx) => keys.completeAll(items, tx));
+  assert.deepEqual(stored, [true, true, false, true]);
+  const read = async (row: KeyRow) => {
+    const found = await keys.find(row);
+    return (
+      found && {
+        ...found,
+        response_gzip: found.response_gzip && Buffer.from(found.response_gzip).toString("hex"),
+      }
+    );
+  };
+  const expect = (row: KeyRow, answer: Answer) => ({
+    ...row,
+    ...answer,
+    response_gzip: answer.response_gzip ? answer.response_gzip.toString("hex") : null,
+  });
+  assert.deepEqual(await read(rows[1] as KeyRow), expect(rows[1] as KeyRow, answers[0] as Answer));
+  assert.deepEqual(await read(rows[2] as KeyRow), expect(rows[2] as KeyRow, answers[1] as Answer));
+  assert.deepEqual(await read(rows[4] as KeyRow), expect(rows[4] as KeyRow, answers[2] as Answer));
+  assert.deepEqual(await read(rows[5] as KeyRow), rows[5], "the stale claim stored nothing");
+
+  // Usage: several rows of one business and slot add up; the batch's rows in any order.
+  await writeTransaction(ctx.db, (tx) =>
+    keys.addUsages(
+      [
+        { businessId: b.business_id, slot: 10, bytes: 5 },
+        { businessId: a.business_id, slot: 10, bytes: 7 },
+      ],
+      tx,
+    ),
+  );
+  await writeTransaction(ctx.db, (tx) =>
+    keys.addUsages([{ businessId: a.business_id, slot: 10, bytes: 100 }], tx),
+  );
+  assert.deepEqual(await keys.usage(a.business_id, 0), { bytes: 107, oldest: 10 });
+  assert.deepEqual(await keys.usage(b.business_id, 0), { bytes: 5, oldest: 10 });
+});
