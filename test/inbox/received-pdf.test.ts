@@ -9,6 +9,7 @@ import { PdfRendererBusy } from "../../src/documents/pdf/pool.ts";
 import { invoicePdfs } from "../../src/documents/pdf/service.ts";
 import { loadQrDecoder } from "../../src/qr/qr-image-decoder.ts";
 import { build, fixture, freshInvoice, type Json, listen, type Tenant, tempDir, tenant } from "../helpers.ts";
+import { ownMs, probeHealthz, schedule } from "../security/own-time.ts";
 
 const run = promisify(execFile);
 const API = "/api/v1/einvoice";
@@ -228,20 +229,6 @@ test("a received PDF is rendered in the buyer's share of the PDF queue: refused 
   assert.deepEqual(calls, ["admit b-1"]);
 });
 
-/**
- * Milliseconds this process's main thread has spent runnable but waiting for a CPU, as Linux counts
- * them (schedstat's run delay): what a loaded machine adds to a wait, taken off so that the bounds
- * below are on the service's own work (as in test/security/hostile.test.ts). 0 without /proc.
- */
-function cpuWaitMs(): number {
-  try {
-    const stat = fs.readFileSync(`/proc/${process.pid}/task/${process.pid}/schedstat`, "utf8");
-    return Number(stat.split(" ")[1]) / 1e6;
-  } catch {
-    return 0;
-  }
-}
-
 test("a received invoice of 100,000 lines: its PDF is refused before rendering (422, with the count and the bound) at once, /healthz answers meanwhile, and the next PDF renders", {
   timeout: 120_000,
 }, async (t) => {
@@ -255,28 +242,16 @@ test("a received invoice of 100,000 lines: its PDF is refused before rendering (
   assert.equal(receipt.stored.length, 2, JSON.stringify(receipt));
   const pdfOf = (doc: Json) => fetch(`${url}${API}/inbox/${String(doc.irn)}.pdf`, { headers: buyer.headers });
 
-  // /healthz, one request at a time, 10 ms apart, while the PDF is asked for: how long each waited
-  // from when it was due, so that the event loop held up before a probe's timer could fire counts too.
-  let probing = true;
-  const waits: number[] = [];
-  const probes = (async () => {
-    while (probing) {
-      const [due, queued] = [performance.now() + 10, cpuWaitMs()];
-      await new Promise((resolve) => setTimeout(resolve, 10));
-      const res = await fetch(`${url}/healthz`);
-      await res.arrayBuffer();
-      assert.equal(res.status, 200);
-      waits.push(performance.now() - due - (cpuWaitMs() - queued));
-    }
-  })();
+  // /healthz, one request at a time, 10 ms apart, while the PDF is asked for; the times are the
+  // service's own (a loaded machine's waits for a CPU taken off: see test/security/own-time.ts).
+  const probes = probeHealthz(url);
   await new Promise((resolve) => setTimeout(resolve, 50));
-  const [start, queued] = [performance.now(), cpuWaitMs()];
+  const since = schedule();
   const res = await pdfOf(huge);
   const body = (await res.json()) as Json;
-  const ms = performance.now() - start - (cpuWaitMs() - queued);
+  const ms = ownMs(since);
   await new Promise((resolve) => setTimeout(resolve, 50));
-  probing = false;
-  await probes;
+  const waits = (await probes.stop()).map((wait) => wait.ms);
 
   assert.equal(res.status, 422, JSON.stringify(body));
   assert.equal(body.code, 422);

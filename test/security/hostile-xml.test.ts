@@ -8,7 +8,7 @@ import { UBL_SCHEMAS } from "../documents/ubl/examples.ts";
 import { generateUbl, randomSupplier } from "../documents/ubl/generate.ts";
 import * as hostile from "../documents/ubl/hostile-xml.ts";
 import { freshInvoice, type Json, listen, tempDir, tenant } from "../helpers.ts";
-import { ownMs, schedule } from "./own-time.ts";
+import { ownMs, probeHealthz, schedule } from "./own-time.ts";
 import { mutants } from "./ubl-mutations.ts";
 
 /*
@@ -125,19 +125,8 @@ test("hostile XML over a socket: refused at once in the envelope, nothing fetche
    * document sent last when it was answered.
    */
   const measure = async (pairs: { doc: (typeof documents)[number]; route: string }[]) => {
-    let probing = true;
     let last = "";
-    const waits: { ms: number; wall: number; during: string }[] = [];
-    const probes = (async () => {
-      while (probing) {
-        const [due, since] = [performance.now() + 10, schedule()];
-        await new Promise((resolve) => setTimeout(resolve, 10));
-        const res = await fetch(`${url}/healthz`);
-        await res.arrayBuffer();
-        assert.equal(res.status, 200);
-        waits.push({ ms: ownMs(since, due), wall: performance.now() - due, during: last });
-      }
-    })();
+    const probes = probeHealthz(url, () => last);
     const answered: {
       doc: (typeof documents)[number];
       route: string;
@@ -155,10 +144,9 @@ test("hostile XML over a socket: refused at once in the envelope, nothing fetche
         await new Promise((resolve) => setTimeout(resolve, 15));
       }
     } finally {
-      probing = false;
-      await probes;
+      await probes.stop();
     }
-    return { waits, answered };
+    return { waits: probes.waits, answered };
   };
 
   await t.test(

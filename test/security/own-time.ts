@@ -45,3 +45,34 @@ export function ownMs(since: Schedule, from = since.at): number {
   const blocked = Math.max(0, wall - (now.on - since.on) - waited);
   return wall - waited - Math.min(blocked, now.othersWaited - since.othersWaited);
 }
+
+export type Wait = { ms: number; wall: number; during: string };
+
+/**
+ * Asks `url`/healthz one request at a time, 10 ms apart, until `stop`: how long each waited from
+ * when it was due (so that an event loop held up before a probe's timer could fire counts too), of
+ * this process's own time (the server under test runs in it) and on the clock. `during` names what
+ * each wait is put down to, when the test sends several things in turn.
+ */
+export function probeHealthz(url: string, during: () => string = () => "") {
+  let probing = true;
+  const waits: Wait[] = [];
+  const probing$ = (async () => {
+    while (probing) {
+      const [due, since] = [performance.now() + 10, schedule()];
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      const res = await fetch(`${url}/healthz`);
+      await res.arrayBuffer();
+      if (res.status !== 200) throw new Error(`/healthz answered ${res.status}`);
+      waits.push({ ms: ownMs(since, due), wall: performance.now() - due, during: during() });
+    }
+  })();
+  return {
+    waits,
+    async stop(): Promise<Wait[]> {
+      probing = false;
+      await probing$;
+      return waits;
+    },
+  };
+}
