@@ -151,6 +151,8 @@ for (const walkthrough of walkthroughs(REPO_ROOT)) {
     // Each step's output ends at a mark of its own, so that each answer is compared with its own.
     const script = [
       "set -m",
+      // Stopped for taking too long, it stops the jobs it started too (each a process group of its own).
+      `trap 'for job in $(jobs -p); do kill -KILL -- -$job 2> /dev/null; done; exit 143' TERM`,
       ...plan.map(
         (step, i) =>
           `${step.command.replaceAll(PORT, (_, at, port) => `${at}${ports.get(port)}`)}\necho ${MARK}${i}`,
