@@ -221,10 +221,11 @@ test("a day longer to store than its lease (its database busy with another write
   const many = Array.from({ length: 2_000 }, (_, i) => JSON.stringify(invoice(10_000 + i, tin)));
   // How long storing takes depends on the machine and its load: so the day is made longer than its
   // lease by another writer holding the database's write lock from the moment the day's list is
-  // asked for until a little past three quarters of the lease (under SQLite's 5 s busy timeout, and
-  // enough before the lease's end for the first slice and the settle). The day's first slice waits
-  // for it; the day stops after that slice, whatever the machine.
-  const LEASE_MS = 4_000;
+  // asked for until a little past three quarters of the lease. The day's first slice waits for it;
+  // the day stops after that slice, whatever the machine. A lease of 5 s leaves about a second on
+  // either side of the release, 3.95 s after the call: to SQLite's 5 s busy timeout (the slice's wait
+  // would fail past it), and to the lease's end (the slice and the settle must come before it).
+  const LEASE_MS = 5_000;
   let holdWrites: (() => Promise<() => Promise<void>>) | undefined;
   let held: Promise<void> | undefined;
   const mbs = await pullServer(t, async (day) => {
