@@ -36,8 +36,6 @@ function usageStatements(db: Db) {
       .execute();
   };
   return {
-    addUsage,
-
     /**
      * Adds to several businesses' usage at once, in the order of their ids (so that two processes'
      * batches never wait on each other's rows in opposite orders: a deadlock, on PostgreSQL). On
@@ -102,8 +100,6 @@ function answerStatements(db: Db) {
     return Number(result.numUpdatedRows) === 1;
   };
   return {
-    complete,
-
     /**
      * Stores the answers of several requests, each only where its claim still holds its key; for
      * each, false when it lost it. On PostgreSQL in one statement, the rows as arrays: a round trip
