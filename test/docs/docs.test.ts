@@ -14,6 +14,7 @@ import type { Command } from "commander";
 import { einvoiceProgram } from "../../src/cli/program.ts";
 import { RESOURCES_VARIABLE } from "../../src/cli/simulate.ts";
 import { Env } from "../../src/config/env.ts";
+import { escapeRegExp } from "./walkthrough-blocks.ts";
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
 const DOCS = path.join(REPO_ROOT, "docs");
@@ -121,8 +122,6 @@ function commandPaths(command: Command, above: string[] = []): string[] {
   });
 }
 
-const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-
 test("GitHub's anchors come out of real headings: code spans, punctuation, accents, dashes and repeats", () => {
   const seen = new Map<string, number>();
   assert.equal(githubSlug("Payments and `PARTIAL`"), "payments-and-partial");
@@ -163,7 +162,7 @@ test("every command and subcommand of the CLI is documented in docs/ as `einvoic
   // `einvoice verify-qr`, nor `einvoice key` in `einvoice keys`.
   const undocumented = paths.filter(
     (command) =>
-      !new RegExp(`\\beinvoice\\s+${command.split(" ").map(escaped).join("\\s+")}(?![\\w-])`).test(text),
+      !new RegExp(`\\beinvoice\\s+${command.split(" ").map(escapeRegExp).join("\\s+")}(?![\\w-])`).test(text),
   );
   assert.ok(paths.includes("invoices validate") && paths.includes("simulate mbs"), paths.join(", "));
   assert.deepEqual(undocumented, [], "commands that no guide in docs/ names as `einvoice <command>`");

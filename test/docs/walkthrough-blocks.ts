@@ -104,13 +104,15 @@ export function steps(script: string): Step[] {
   return found;
 }
 
+/** `text` as a regular expression that matches it as written. */
+export const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
 /**
  * A shown line as a pattern of one whole output line: `…` any text, a space or none where it was
  * wrapped, the rest as written.
  */
 function pattern(shown: string): RegExp {
-  const literal = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-  const wrapped = shown.split("…").map((part) => part.split("\n").map(literal).join(" ?"));
+  const wrapped = shown.split("…").map((part) => part.split("\n").map(escapeRegExp).join(" ?"));
   return new RegExp(`^${wrapped.join(".*?")}$`);
 }
 
