@@ -22,16 +22,20 @@ export type Step = { command: string; shown: string[] };
 const MARKED =
   /<!-- walkthrough: ([\w-]+)(, own servers)? -->\s*?\n( *)```(?:sh|bash)\n([\s\S]*?)\n\3```\s*<!-- \/walkthrough -->/g;
 
+/** A block indented under a list item, as it runs: without its indentation. */
+function unindented(body: string, indent: string): string {
+  return body
+    .split("\n")
+    .map((line) => (line.startsWith(indent) ? line.slice(indent.length) : line))
+    .join("\n");
+}
+
 /** The walk-throughs of one markdown text, in the order of their first block. */
 export function walkthroughsOf(file: string, text: string): Walkthrough[] {
   const byName = new Map<string, Walkthrough>();
   for (const match of text.matchAll(MARKED)) {
     const [, name = "", own, indent = "", body = ""] = match;
-    // A block indented under a list item is run without its indentation.
-    const script = body
-      .split("\n")
-      .map((line) => (line.startsWith(indent) ? line.slice(indent.length) : line))
-      .join("\n");
+    const script = unindented(body, indent);
     const known = byName.get(name);
     if (known) known.script += `\n${script}`;
     else byName.set(name, { file, name, ownServers: own !== undefined, script });
@@ -39,14 +43,19 @@ export function walkthroughsOf(file: string, text: string): Walkthrough[] {
   return [...byName.values()];
 }
 
-/** The walk-throughs of README.md and docs/*.md, in their files' order. */
-export function walkthroughs(root: string): Walkthrough[] {
+/** README.md and docs/*.md, relative to `root`: where walk-throughs are written. */
+export function markdownFiles(root: string): string[] {
   const docs = fs
     .readdirSync(path.join(root, "docs"))
     .filter((name) => name.endsWith(".md"))
     .sort()
     .map((name) => path.join("docs", name));
-  return ["README.md", ...docs].flatMap((file) =>
+  return ["README.md", ...docs];
+}
+
+/** The walk-throughs of README.md and docs/*.md, in their files' order. */
+export function walkthroughs(root: string): Walkthrough[] {
+  return markdownFiles(root).flatMap((file) =>
     walkthroughsOf(file, fs.readFileSync(path.join(root, file), "utf8")),
   );
 }
@@ -61,11 +70,7 @@ export function unmarkedAnswers(text: string): number[] {
     /(<!-- walkthrough[^\n]*-->\s*?\n)?( *)```(?:sh|bash)\n([\s\S]*?)\n\2```/g,
   )) {
     if (match[1] !== undefined) continue;
-    const indent = match[2] ?? "";
-    const script = (match[3] ?? "")
-      .split("\n")
-      .map((line) => (line.startsWith(indent) ? line.slice(indent.length) : line))
-      .join("\n");
+    const script = unindented(match[3] ?? "", match[2] ?? "");
     if (steps(script).some((step) => step.shown.length > 0)) {
       lines.push(text.slice(0, match.index).split("\n").length);
     }

@@ -19,6 +19,7 @@ import { test } from "node:test";
 import { cleanEnv, freePort, startServer } from "../cli/run.ts";
 import { REPO_ROOT, SHARED_DIR, tempDir } from "../helpers.ts";
 import {
+  markdownFiles,
   steps,
   unmarkedAnswers,
   unmatched,
@@ -109,14 +110,9 @@ test("the walk-throughs are found: the front page's first invoice and the guides
 });
 
 test("every shell block of README.md and docs/ that shows answers is a walk-through the suite runs", () => {
-  const unmarked = [
-    "README.md",
-    ...fs.readdirSync(path.join(REPO_ROOT, "docs")).map((name) => `docs/${name}`),
-  ]
-    .filter((file) => file.endsWith(".md"))
-    .flatMap((file) =>
-      unmarkedAnswers(fs.readFileSync(path.join(REPO_ROOT, file), "utf8")).map((line) => `${file}:${line}`),
-    );
+  const unmarked = markdownFiles(REPO_ROOT).flatMap((file) =>
+    unmarkedAnswers(fs.readFileSync(path.join(REPO_ROOT, file), "utf8")).map((line) => `${file}:${line}`),
+  );
   assert.deepEqual(unmarked, [], "mark each as a walk-through, or show no answers in it");
   // The check itself: a block with an answer and no mark is found, a marked one is not.
   const sample =
