@@ -47,6 +47,7 @@ const LAYERS = {
       "test/crypto/keyring.test.ts",
       "test/crypto/qr.test.ts",
       "test/crypto/sealer.test.ts",
+      "test/crypto/signer.test.ts",
       "test/docs/",
       "test/http/xml.test.ts",
       "test/inbox/received-checks.test.ts",

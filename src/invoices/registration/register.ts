@@ -52,7 +52,7 @@ export function invoiceRegistration(deps: {
   sealing: Pick<SealingService, "under">;
   /** Works out the per-invoice cryptography of a sign. */
   preparer: Pick<Preparer, "prepare">;
-  signer: Pick<Signer, "signCanonical">;
+  signer: Pick<Signer, "signCanonicalOffLoop">;
   validate: InvoiceValidator;
   products: Pick<ProductCodes, "current">;
   /** Stores the signed invoices in their first state, with their history, notices and deliveries. */
@@ -168,10 +168,14 @@ export function invoiceRegistration(deps: {
     for (const s of batch) if (s.row.sealed !== null) s.row.sealed = under.reseal(s.row.sealed, s.row.irn);
   }
 
-  /** Signs a submission as the next link of its business's chain, and moves the chain's head to it. */
-  function link(item: Submission, head: ChainHead): InvoiceTable {
+  /**
+   * Makes a submission the next link of its business's chain and moves the chain's head to it. The
+   * link's hash is made here, in order; its signature is worked out off the event loop and is in
+   * the row once `signature` resolves.
+   */
+  function link(item: Submission, head: ChainHead): { row: InvoiceTable; signature: Promise<string> } {
     const { row: draft, businessId, signedAt } = item;
-    const signature = signer.signCanonical(
+    const signature = signer.signCanonicalOffLoop(
       {
         irn: draft.irn,
         business_id: businessId,
@@ -185,12 +189,18 @@ export function invoiceRegistration(deps: {
       chain_seq: head.chain_length + 1,
       previous_hash: head.chain_head,
       hash: signature.hash,
-      signature: signature.value,
+      signature: "",
       kid: signature.kid,
     };
     head.chain_length += 1;
     head.chain_head = signature.hash;
-    return row;
+    return {
+      row,
+      signature: signature.value.then((value) => {
+        row.signature = value;
+        return value;
+      }),
+    };
   }
 
   /**
@@ -212,6 +222,7 @@ export function invoiceRegistration(deps: {
     const heads = new Map((await businesses.lockChains(businessIds, tx)).map((head) => [head.id, head]));
     const outcomes: Outcome<Registered>[] = [];
     const signed: Array<{ item: Submission; row: InvoiceTable }> = [];
+    const signatures: Promise<string>[] = [];
     for (const item of batch) {
       const head = heads.get(item.businessId);
       if (!head) throw new Error(`business ${item.businessId} has no row to hold its chain`);
@@ -220,11 +231,14 @@ export function invoiceRegistration(deps: {
         continue;
       }
       taken.add(item.row.irn);
-      const row = link(item, head);
+      const { row, signature } = link(item, head);
+      signatures.push(signature);
       signed.push({ item, row });
       outcomes.push({ ok: true, value: { row, jobId: undefined } });
     }
     if (signed.length === 0) return outcomes;
+    // The batch's signatures are worked out side by side on the thread pool while the loop goes on.
+    await Promise.all(signatures);
     const jobs = await lifecycle.signed(
       signed.map(({ item, row }) => ({ row, actor: actorOf(item.principal) })),
       tx,
