@@ -78,6 +78,7 @@ const LAYERS = {
   api: {
     both: [
       "test/audit-log/",
+      "test/businesses/",
       "test/crypto/signatures.test.ts",
       "test/dashboard/dashboard.test.ts",
       "test/dashboard/inbox-pages.test.ts",

@@ -2,6 +2,7 @@ import { createHmac, randomBytes, randomInt, randomUUID, timingSafeEqual } from 
 import type { AuditLogRepository } from "../audit-log/audit-log-repository.ts";
 import { type Db, writeTransaction } from "../db/database.ts";
 import { DomainError } from "../errors.ts";
+import type { ActiveKeys } from "./active-keys.ts";
 import type { BusinessRepository } from "./business-repository.ts";
 import { canonicalBusinessId } from "./ids.ts";
 
@@ -38,9 +39,11 @@ export function businessService(deps: {
   db: Db;
   businesses: BusinessRepository;
   audit: Pick<AuditLogRepository, "append">;
+  /** The active credentials authentication looks up (kept in memory where revocation stays exact). */
+  activeKeys: Pick<ActiveKeys, "find" | "forget">;
   pepper: Buffer;
 }) {
-  const { db, businesses, audit, pepper } = deps;
+  const { db, businesses, audit, activeKeys, pepper } = deps;
   const hashSecret = (secret: string) => createHmac("sha256", pepper).update(secret, "utf8").digest();
 
   return {
@@ -137,16 +140,18 @@ export function businessService(deps: {
           );
         });
       }
+      // Before the answer: the key fails from the very next request.
+      activeKeys.forget(apiKey);
       return { api_key: apiKey, business_id: key.business_id, revoked_at: revokedAt };
     },
 
-    /** No cache: a revoked key fails on the very next request, whichever process revoked it. */
+    /** A revoked key fails on the very next request, whichever process revoked it (active-keys.ts). */
     async authenticate(
       apiKey: string | undefined,
       apiSecret: string | undefined,
     ): Promise<Principal | AuthFailure> {
       if (!apiKey || !apiSecret || apiKey.length > 200 || apiSecret.length > 200) return "no_credentials";
-      const key = await businesses.findActiveKey(apiKey);
+      const key = await activeKeys.find(apiKey);
       const presented = hashSecret(apiSecret);
       // Compare even when the key is unknown, so timing does not tell which keys exist (API keys are
       // not secret: the answer to a caller past its failure limit tells it anyway).

@@ -70,8 +70,31 @@ export function openDatabase(
     db = new Kysely<Database>({
       dialect: new ImmediateSqliteDialect({ database: cachingStatements(sqlite) }),
     });
+    const version = sqlite.prepare("pragma data_version").pluck();
+    const handle = db;
+    changeCounters.set(db, () =>
+      // Inside a transaction the counter is that of its snapshot: current in a write transaction of
+      // writeTransaction's (no other connection can commit while it holds the lock, and the counter
+      // was read afresh when it began), stale in any other (a deferred one reads an older snapshot).
+      sqlite.inTransaction && !writing.has(handle) ? undefined : (version.get() as number),
+    );
   }
   return db;
+}
+
+/** SQLite databases whose connection is inside a write transaction of writeTransaction's. */
+const writing = new WeakSet<Db>();
+const changeCounters = new WeakMap<Db, () => number | undefined>();
+
+/**
+ * A number that changes whenever another connection commits to the database (SQLite's
+ * `data_version`, about 1 µs), for caches that must never serve what another process changed;
+ * undefined when it cannot tell at this moment. This connection's own commits do not change it:
+ * the code that makes them tells its caches itself. Undefined for PostgreSQL, which has no such
+ * counter.
+ */
+export function changeCounter(db: Db): (() => number | undefined) | undefined {
+  return changeCounters.get(db);
 }
 
 /**
@@ -169,6 +192,7 @@ export async function writeTransaction<T>(
       if (!flush) await sql`pragma synchronous = NORMAL`.execute(connection);
       try {
         if (!(await tryBeginImmediate(connection))) return undefined;
+        writing.add(db);
         try {
           const value = await work(connection);
           await sql`commit`.execute(connection);
@@ -177,6 +201,8 @@ export async function writeTransaction<T>(
           // The work's own error is the one to report, whatever the rollback says.
           await sql`rollback`.execute(connection).catch(() => {});
           throw err;
+        } finally {
+          writing.delete(db);
         }
       } finally {
         if (!flush) await sql`pragma synchronous = FULL`.execute(connection);

@@ -1,6 +1,7 @@
 import os from "node:os";
 import type pino from "pino";
 import { auditLogRepository } from "../audit-log/audit-log-repository.ts";
+import { activeKeys } from "../businesses/active-keys.ts";
 import { type BusinessRepository, businessRepository } from "../businesses/business-repository.ts";
 import { businessService } from "../businesses/business-service.ts";
 import { businessProfiles } from "../businesses/profiles.ts";
@@ -12,7 +13,7 @@ import { createSigner } from "../crypto/signer.ts";
 import { dashboardRepository } from "../dashboard/dashboard-repository.ts";
 import { dashboardService } from "../dashboard/dashboard-service.ts";
 import { startCheckpointer } from "../db/checkpointer.ts";
-import { type Db, openDatabase } from "../db/database.ts";
+import { changeCounter, type Db, openDatabase } from "../db/database.ts";
 import { migrateToLatest, pendingMigrations } from "../db/migrations.ts";
 import { invoicePdfs } from "../documents/pdf/service.ts";
 import { ublReader } from "../documents/ubl/ubl-in.ts";
@@ -249,6 +250,10 @@ export async function createContext(config: Config) {
     db,
     businesses: businessesRepo,
     audit: auditLog,
+    activeKeys: activeKeys({
+      find: (apiKey) => businessesRepo.findActiveKey(apiKey),
+      changes: changeCounter(db),
+    }),
     pepper: keyring.pepper,
   });
   const counters = serviceMetrics();
