@@ -32,6 +32,7 @@ import { invoiceResealer } from "../invoices/invoice-reseal.ts";
 import { invoiceLifecycle } from "../invoices/lifecycle.ts";
 import { paymentService } from "../invoices/payments/payment-service.ts";
 import { invoiceQueries } from "../invoices/records/invoice-queries.ts";
+import { groupCommit } from "../invoices/registration/group-commit.ts";
 import { irnCheck } from "../invoices/registration/irn-check.ts";
 import { preparer } from "../invoices/registration/preparation-pool.ts";
 import { invoiceRegistration } from "../invoices/registration/register.ts";
@@ -310,18 +311,21 @@ export async function createContext(config: Config) {
     signed: (businessId, prefix, limit) => invoicesRepo.irnsStartingWith(businessId, prefix, limit),
   });
   const invoices = invoiceRegistration({
-    db,
     invoices: invoicesRepo,
-    businesses: businessesRepo,
     profiles,
     sealer,
-    sealing,
     preparer: preparations,
-    signer,
+    groupCommit: groupCommit({
+      db,
+      invoices: invoicesRepo,
+      businesses: businessesRepo,
+      sealing,
+      signer,
+      lifecycle,
+      notifier,
+    }),
     validate: validations.validate,
     products: knownProducts,
-    lifecycle,
-    notifier,
     transmits,
     strictSupplier: config.strictSupplier,
     onSigned: counters.signed,

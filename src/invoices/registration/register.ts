@@ -1,25 +1,21 @@
-import { batcher, type Outcome } from "../../batcher.ts";
-import type { BusinessRepository, ChainHead } from "../../businesses/business-repository.ts";
-import { actorOf, type Principal } from "../../businesses/business-service.ts";
+import { batcher } from "../../batcher.ts";
+import type { Principal } from "../../businesses/business-service.ts";
 import { canonicalBusinessId } from "../../businesses/ids.ts";
 import type { BusinessProfile, BusinessProfiles } from "../../businesses/profiles.ts";
 import type { Sealer } from "../../crypto/sealer.ts";
-import type { Signer } from "../../crypto/signer.ts";
-import { type Db, type Executor, isTransientDatabaseError, writeTransaction } from "../../db/database.ts";
 import type { InvoiceTable } from "../../db/schema.ts";
 import type { InvoiceDocument } from "../../documents/schema.ts";
 import { openDocument } from "../../documents/stored.ts";
 import type { InvoiceValidator } from "../../documents/validation/validation.ts";
 import { capViolations, DomainError, MAX_VIOLATIONS, summarize, type Violation } from "../../errors.ts";
-import type { SealingService } from "../../keys/sealing.ts";
 import type { ProductCodes } from "../../reference/product-codes.ts";
-import type { WebhookNotifier } from "../../webhooks/notifier.ts";
 import { type InvoiceRepository, isUniqueViolation } from "../invoice-repository.ts";
-import { type InvoiceLifecycle, initialState } from "../lifecycle.ts";
+import { initialState } from "../lifecycle.ts";
 import { openingBalance } from "../payments/payment-decision.ts";
 import type { InvoiceTransmits } from "../transmits.ts";
 import { invoiceBatches } from "./batch.ts";
 import { irnExists, sameDocument } from "./duplicates.ts";
+import type { GroupCommit, Registered, Submission } from "./group-commit.ts";
 import type { Preparer } from "./preparation-pool.ts";
 
 const INVALID_INVOICE = "Failed to validate invoice";
@@ -38,26 +34,21 @@ function validationFailed(violations: Violation[], beyond = 0): DomainError {
 /**
  * Registering invoices: validate, sign, sign-transmit and the batches (batch.ts). Each document is checked
  * (validation.ts), prepared on the preparation thread (canonical form, sealing, QR), then signed and
- * stored with the other signs of its turn in one transaction (the group commit, `signInto`), which
- * also writes the first history entry, the webhook notice and, for sign-transmit, the delivery job.
+ * stored with the other signs of its turn in one transaction (the group commit, group-commit.ts),
+ * which also writes the first history entry, the webhook notice and, for sign-transmit, the
+ * delivery job.
  */
 // biome-ignore lint/complexity/noExcessiveLinesPerFunction: a factory: check, prepare and the group commit are its closures, each under the limit
 export function invoiceRegistration(deps: {
-  db: Db;
-  invoices: Pick<InvoiceRepository, "existing" | "find">;
-  businesses: Pick<BusinessRepository, "lockChains" | "setChainHeads">;
+  invoices: Pick<InvoiceRepository, "find">;
   profiles: Pick<BusinessProfiles, "find">;
   sealer: Sealer;
-  /** The key sealed values are stored under, read in the transaction that stores them. */
-  sealing: Pick<SealingService, "under">;
   /** Works out the per-invoice cryptography of a sign. */
   preparer: Pick<Preparer, "prepare">;
-  signer: Pick<Signer, "signCanonicalOffLoop">;
+  /** Signs and stores the batches of the group commit. */
+  groupCommit: Pick<GroupCommit, "commit">;
   validate: InvoiceValidator;
   products: Pick<ProductCodes, "current">;
-  /** Stores the signed invoices in their first state, with their history, notices and deliveries. */
-  lifecycle: Pick<InvoiceLifecycle, "signed">;
-  notifier: Pick<WebhookNotifier, "subscribers">;
   /** sign-transmit waits for the delivery as transmit does. */
   transmits: Pick<InvoiceTransmits, "awaitDelivery">;
   /** A supplier TIN other than the signing business's is refused, not warned of. */
@@ -65,21 +56,7 @@ export function invoiceRegistration(deps: {
   /** Told how many invoices each committed batch signed. */
   onSigned?: (count: number) => void;
 }) {
-  const {
-    db,
-    invoices,
-    businesses,
-    profiles,
-    sealer,
-    sealing,
-    preparer,
-    signer,
-    validate,
-    products,
-    lifecycle,
-    notifier,
-    transmits,
-  } = deps;
+  const { invoices, profiles, sealer, preparer, groupCommit, validate, products, transmits } = deps;
 
   /** Validates a submitted document for the caller; returns it typed, with any warnings. */
   async function check(principal: Principal, body: unknown) {
@@ -149,136 +126,22 @@ export function invoiceRegistration(deps: {
     };
   }
   type Submitted = ReturnType<typeof submission>;
-  type Submission = Omit<Submitted, "input"> & {
-    canonical: string;
-    row: Submitted["row"] & { document: string; sealed: string | null; qr_code: string };
-  };
 
   async function prepared(submitted: Submitted): Promise<Submission> {
     const { input, ...rest } = submitted;
     const { canonical, document, sealed, qrCode } = await preparer.prepare(input);
     return { ...rest, canonical, row: { ...rest.row, document, sealed, qr_code: qrCode } };
   }
-  type Registered = { row: InvoiceTable; jobId: number | undefined };
-
-  /** The preparation thread sealed under its first key; a rotation may have made another current. */
-  async function resealUnderCurrentKey(tx: Executor, batch: readonly Submission[]): Promise<void> {
-    if (!batch.some((s) => s.row.sealed !== null)) return;
-    const under = await sealing.under(tx);
-    for (const s of batch) if (s.row.sealed !== null) s.row.sealed = under.reseal(s.row.sealed, s.row.irn);
-  }
 
   /**
-   * Makes a submission the next link of its business's chain and moves the chain's head to it. The
-   * link's hash is made here, in order; its signature is worked out off the event loop and is in
-   * the row once `signature` resolves.
-   */
-  function link(item: Submission, head: ChainHead): { row: InvoiceTable; signature: Promise<string> } {
-    const { row: draft, businessId, signedAt } = item;
-    const signature = signer.signCanonicalOffLoop(
-      {
-        irn: draft.irn,
-        business_id: businessId,
-        signed_at: signedAt,
-        previous_hash: head.chain_head,
-      },
-      item.canonical,
-    );
-    const row: InvoiceTable = {
-      ...draft,
-      chain_seq: head.chain_length + 1,
-      previous_hash: head.chain_head,
-      hash: signature.hash,
-      signature: "",
-      kid: signature.kid,
-    };
-    head.chain_length += 1;
-    head.chain_head = signature.hash;
-    return {
-      row,
-      signature: signature.value.then((value) => {
-        row.signature = value;
-        return value;
-      }),
-    };
-  }
-
-  /**
-   * Signs and stores a batch in the caller's transaction with a few multi-row statements: each
-   * invoice takes the next link of its business's chain, in submission order. An IRN registered
-   * before, or earlier in the same batch, fails alone.
-   */
-  async function signInto(tx: Executor, batch: readonly Submission[]): Promise<Outcome<Registered>[]> {
-    const businessIds = [...new Set(batch.map((s) => s.businessId))];
-    await resealUnderCurrentKey(tx, batch);
-    // The reads come before the chains are locked, so the lock is held for the writes alone (on
-    // PostgreSQL, every statement under it is a round trip that every other sign of the business
-    // waits for). An IRN registered meanwhile by another process still fails on the constraint.
-    const taken = await invoices.existing(
-      batch.map((s) => s.row.irn),
-      tx,
-    );
-    const subscribers = await notifier.subscribers(businessIds, tx);
-    const heads = new Map((await businesses.lockChains(businessIds, tx)).map((head) => [head.id, head]));
-    const outcomes: Outcome<Registered>[] = [];
-    const signed: Array<{ item: Submission; row: InvoiceTable }> = [];
-    const signatures: Promise<string>[] = [];
-    for (const item of batch) {
-      const head = heads.get(item.businessId);
-      if (!head) throw new Error(`business ${item.businessId} has no row to hold its chain`);
-      if (taken.has(item.row.irn)) {
-        outcomes.push({ ok: false, error: irnExists(item.row.irn) });
-        continue;
-      }
-      taken.add(item.row.irn);
-      const { row, signature } = link(item, head);
-      signatures.push(signature);
-      signed.push({ item, row });
-      outcomes.push({ ok: true, value: { row, jobId: undefined } });
-    }
-    if (signed.length === 0) return outcomes;
-    // The batch's signatures are worked out side by side on the thread pool while the loop goes on.
-    await Promise.all(signatures);
-    const jobs = await lifecycle.signed(
-      signed.map(({ item, row }) => ({ row, actor: actorOf(item.principal) })),
-      tx,
-      subscribers,
-    );
-    await businesses.setChainHeads(
-      [...new Set(signed.map(({ row }) => row.business_id))].map((id) => heads.get(id) as ChainHead),
-      tx,
-    );
-    for (const outcome of outcomes) if (outcome.ok) outcome.value.jobId = jobs.get(outcome.value.row.irn);
-    return outcomes;
-  }
-
-  /**
-   * Group commit: the signs that reach this point in one turn of the event loop are signed and
-   * stored in one transaction, with one commit (on SQLite, one fsync of the WAL) and a few multi-row
-   * statements instead of a transaction and about ten statements each; each is answered only after
-   * that commit.
+   * Group commit (group-commit.ts): the signs that reach this point in one turn of the event loop
+   * are signed and stored in one transaction; each is answered only after that commit.
    */
   const signing = batcher<Submission, Registered>(
     async (batch) => {
-      try {
-        const outcomes = await writeTransaction(db, (tx) => signInto(tx, batch));
-        deps.onSigned?.(outcomes.filter((outcome) => outcome.ok).length);
-        return outcomes;
-      } catch (error) {
-        if (batch.length === 1 || isTransientDatabaseError(error)) throw error;
-        // Something failed that the batch did not foresee: each on its own, so only its culprit fails.
-        return Promise.all(
-          batch.map((item) =>
-            writeTransaction(db, (tx) => signInto(tx, [item])).then(
-              ([outcome]) => {
-                if (outcome?.ok) deps.onSigned?.(1);
-                return outcome as Outcome<Registered>;
-              },
-              (err: unknown) => ({ ok: false as const, error: err }),
-            ),
-          ),
-        );
-      }
+      const outcomes = await groupCommit.commit(batch);
+      deps.onSigned?.(outcomes.filter((outcome) => outcome.ok).length);
+      return outcomes;
     },
     // One batch at a time on both engines: a batch locks the chains of every business it holds, so
     // batches side by side mostly wait on each other's locks (measured on PostgreSQL, 2 processes:
@@ -340,8 +203,8 @@ export function invoiceRegistration(deps: {
     signMany: batches.signMany,
 
     async signAndTransmit(principal: Principal, body: unknown) {
-      const { row, jobId, warnings, warningsBeyond } = await register(principal, body, true);
-      await transmits.awaitDelivery(row.irn, jobId as number);
+      const { irn, jobId, warnings, warningsBeyond } = await register(principal, body, true);
+      await transmits.awaitDelivery(irn, jobId as number);
       return { warnings, warningsBeyond };
     },
   };

@@ -1,0 +1,168 @@
+import type { Outcome } from "../../batcher.ts";
+import type { BusinessRepository, ChainHead } from "../../businesses/business-repository.ts";
+import { actorOf, type Principal } from "../../businesses/business-service.ts";
+import type { Signer } from "../../crypto/signer.ts";
+import { type Db, type Executor, isTransientDatabaseError, writeTransaction } from "../../db/database.ts";
+import type { InvoiceTable } from "../../db/schema.ts";
+import type { SealingService } from "../../keys/sealing.ts";
+import type { WebhookNotifier } from "../../webhooks/notifier.ts";
+import type { InvoiceRepository } from "../invoice-repository.ts";
+import type { InvoiceLifecycle } from "../lifecycle.ts";
+import { irnExists } from "./duplicates.ts";
+
+/** The columns a sign's chain link fills in under the lock. */
+type ChainColumns = "chain_seq" | "previous_hash" | "hash" | "signature" | "kid";
+
+/**
+ * A sign as it reaches the group commit: checked, its cryptography worked out on the preparation
+ * thread (canonical form, sealing, QR code), its row complete but for the chain link.
+ */
+export type Submission = {
+  principal: Principal;
+  businessId: string;
+  signedAt: string;
+  /** RFC 8785 form of the document, for the signed payload. */
+  canonical: string;
+  row: Omit<InvoiceTable, ChainColumns>;
+};
+
+/** What a committed sign answers: its IRN and, signed with its transmission, its delivery job. */
+export type Registered = { irn: string; jobId: number | undefined };
+
+/**
+ * The group commit: the signs that reach it in one turn of the event loop are signed and stored
+ * in one transaction, with one commit (on SQLite, one fsync of the WAL) and a few multi-row
+ * statements instead of a transaction and about ten statements each; each sign is answered only
+ * after the commit. The transaction also writes the first history entry, the webhook notice and,
+ * for sign-transmit, the delivery job. Only the chain links are made under the chains' lock: the
+ * Ed25519 signatures they need are worked out on libuv's thread pool meanwhile.
+ */
+export function groupCommit(deps: {
+  db: Db;
+  invoices: Pick<InvoiceRepository, "existing">;
+  businesses: Pick<BusinessRepository, "lockChains" | "setChainHeads">;
+  /** The key sealed values are stored under, read in the transaction that stores them. */
+  sealing: Pick<SealingService, "under">;
+  signer: Pick<Signer, "signCanonicalOffLoop">;
+  /** Stores the signed invoices in their first state, with their history, notices and deliveries. */
+  lifecycle: Pick<InvoiceLifecycle, "signed">;
+  notifier: Pick<WebhookNotifier, "subscribers">;
+}) {
+  const { db, invoices, businesses, sealing, signer, lifecycle, notifier } = deps;
+
+  /** The preparation thread sealed under its first key; a rotation may have made another current. */
+  async function resealUnderCurrentKey(tx: Executor, batch: readonly Submission[]): Promise<void> {
+    if (!batch.some((s) => s.row.sealed !== null)) return;
+    const under = await sealing.under(tx);
+    for (const s of batch) if (s.row.sealed !== null) s.row.sealed = under.reseal(s.row.sealed, s.row.irn);
+  }
+
+  /**
+   * Makes a submission the next link of its business's chain and moves the chain's head to it. The
+   * link's hash is made here, in order; its signature is worked out off the event loop and is in
+   * the row once `signature` resolves.
+   */
+  function link(item: Submission, head: ChainHead): { row: InvoiceTable; signature: Promise<string> } {
+    const { row: draft, businessId, signedAt } = item;
+    const signature = signer.signCanonicalOffLoop(
+      {
+        irn: draft.irn,
+        business_id: businessId,
+        signed_at: signedAt,
+        previous_hash: head.chain_head,
+      },
+      item.canonical,
+    );
+    const row: InvoiceTable = {
+      ...draft,
+      chain_seq: head.chain_length + 1,
+      previous_hash: head.chain_head,
+      hash: signature.hash,
+      signature: "",
+      kid: signature.kid,
+    };
+    head.chain_length += 1;
+    head.chain_head = signature.hash;
+    return {
+      row,
+      signature: signature.value.then((value) => {
+        row.signature = value;
+        return value;
+      }),
+    };
+  }
+
+  /**
+   * Signs and stores a batch in the caller's transaction with a few multi-row statements: each
+   * invoice takes the next link of its business's chain, in submission order. An IRN registered
+   * before, or earlier in the same batch, fails alone.
+   */
+  async function signInto(tx: Executor, batch: readonly Submission[]): Promise<Outcome<Registered>[]> {
+    const businessIds = [...new Set(batch.map((s) => s.businessId))];
+    await resealUnderCurrentKey(tx, batch);
+    // The reads come before the chains are locked, so the lock is held for the writes alone (on
+    // PostgreSQL, every statement under it is a round trip that every other sign of the business
+    // waits for). An IRN registered meanwhile by another process still fails on the constraint.
+    const taken = await invoices.existing(
+      batch.map((s) => s.row.irn),
+      tx,
+    );
+    const subscribers = await notifier.subscribers(businessIds, tx);
+    const heads = new Map((await businesses.lockChains(businessIds, tx)).map((head) => [head.id, head]));
+    const outcomes: Outcome<Registered>[] = [];
+    const signed: Array<{ item: Submission; row: InvoiceTable }> = [];
+    const signatures: Promise<string>[] = [];
+    for (const item of batch) {
+      const head = heads.get(item.businessId);
+      if (!head) throw new Error(`business ${item.businessId} has no row to hold its chain`);
+      if (taken.has(item.row.irn)) {
+        outcomes.push({ ok: false, error: irnExists(item.row.irn) });
+        continue;
+      }
+      taken.add(item.row.irn);
+      const { row, signature } = link(item, head);
+      signatures.push(signature);
+      signed.push({ item, row });
+      outcomes.push({ ok: true, value: { irn: row.irn, jobId: undefined } });
+    }
+    if (signed.length === 0) return outcomes;
+    // The batch's signatures are worked out side by side on the thread pool while the loop goes on.
+    await Promise.all(signatures);
+    const jobs = await lifecycle.signed(
+      signed.map(({ item, row }) => ({ row, actor: actorOf(item.principal) })),
+      tx,
+      subscribers,
+    );
+    await businesses.setChainHeads(
+      [...new Set(signed.map(({ row }) => row.business_id))].map((id) => heads.get(id) as ChainHead),
+      tx,
+    );
+    for (const outcome of outcomes) if (outcome.ok) outcome.value.jobId = jobs.get(outcome.value.irn);
+    return outcomes;
+  }
+
+  /**
+   * One transaction for the batch. If it fails for a reason the batch did not foresee, each sign is
+   * tried on its own, so only its culprit fails; a transient failure (the database locked, say)
+   * fails them all, for the client to retry.
+   */
+  async function commit(batch: Submission[]): Promise<Outcome<Registered>[]> {
+    try {
+      return await writeTransaction(db, (tx) => signInto(tx, batch));
+    } catch (error) {
+      if (batch.length === 1 || isTransientDatabaseError(error)) throw error;
+      return Promise.all(
+        batch.map((item) =>
+          writeTransaction(db, (tx) => signInto(tx, [item])).then(
+            ([outcome]) => outcome as Outcome<Registered>,
+            (err: unknown) => ({ ok: false as const, error: err }),
+          ),
+        ),
+      );
+    }
+  }
+
+  return { commit };
+}
+
+export type GroupCommit = ReturnType<typeof groupCommit>;
