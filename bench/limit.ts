@@ -6,7 +6,7 @@
  * failures and the server's CPU per request, then sign/bare (target ≥ 0.70, with this service's
  * p99 ≤ 15 ms) and validate/echo (target ≥ 0.35).
  *   npm run bench:limit -- [--engine sqlite|postgres] [--duration 10] [--connections 50] [--rounds 2]
- *                          [--only bare,sign,echo,validate] [--cpu-prof DIR]
+ *                          [--processes 1] [--only bare,sign,echo,validate] [--cpu-prof DIR]
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -30,6 +30,9 @@ const { values: args } = parseArgs({
     duration: { type: "string", default: "10" },
     connections: { type: "string", default: "50" },
     rounds: { type: "string", default: "2" },
+    // The service's API processes: it may use both cores, where the bare sign and the echo use one
+    // thread. On SQLite a second process contends for the write lock (see RESULTS.md).
+    processes: { type: "string", default: "1" },
     only: { type: "string" },
     "cpu-prof": { type: "string" },
   },
@@ -56,7 +59,7 @@ const headers = { "api-key": key.api_key, "api-secret": key.api_secret, "content
 const profiling = args["cpu-prof"] ? ["--cpu-prof", "--cpu-prof-dir", path.resolve(args["cpu-prof"])] : [];
 const [apiPort, barePort, echoPort] = [await freePort(), await freePort(), await freePort()];
 const tsx = "node_modules/tsx/dist/cli.mjs";
-const api = start([...profiling, "bin/einvoice.js", "serve", "--processes", "1"], {
+const api = start([...profiling, "bin/einvoice.js", "serve", "--processes", args.processes], {
   ...database.env,
   PORT: String(apiPort),
   HOST: "127.0.0.1",
@@ -132,7 +135,9 @@ try {
   }
   // Unmeasured: every path compiled before the first round.
   for (const s of chosen) await run(s, 2);
-  console.log(`engine ${args.engine}, ${connections} connections, ${duration} s each, ${rounds} round(s)`);
+  console.log(
+    `engine ${args.engine}, ${args.processes} API process(es), ${connections} connections, ${duration} s each, ${rounds} round(s)`,
+  );
   type Total = { requests: number; seconds: number; cpuMs: number; bad: number; p99: number[] };
   const totals = new Map<string, Total>();
   for (let round = 0; round < rounds; round++) {
