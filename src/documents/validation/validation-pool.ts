@@ -1,5 +1,6 @@
 import { FairQueue, orBusy, QueueFull } from "../../threads/fair-queue.ts";
 import { failedWith, WorkerPool } from "../../threads/worker-pool.ts";
+import { catalogSync, resultOf } from "./remote-check.ts";
 import type { RuleContext } from "./rules/types.ts";
 import { lineCount, type ValidationResult, validateInvoice } from "./validation.ts";
 import type { ValidationAnswer, ValidationRequest } from "./validation-thread.ts";
@@ -47,8 +48,7 @@ export function validationPool(options: {
     refusal: ValidationBusy,
   });
   // The catalog's codes go over once per thread and set (the set is replaced when the catalog is reloaded).
-  let sentTo = 0;
-  let sentProducts: ReadonlySet<string> | undefined;
+  const catalog = catalogSync();
   const pool = new WorkerPool({
     entry: THREAD,
     queue,
@@ -56,10 +56,8 @@ export function validationPool(options: {
     toThread: ({ body, ctx }: Check, thread) => {
       const { knownProducts, ...rest } = ctx;
       const request: ValidationRequest = { body, ctx: rest };
-      if (thread !== sentTo || knownProducts !== sentProducts) {
-        request.products = knownProducts ? [...knownProducts] : null;
-        [sentTo, sentProducts] = [thread, knownProducts];
-      }
+      const products = catalog(thread, knownProducts);
+      if (products !== undefined) request.products = products;
       return request;
     },
     fail: failedWith("checking the invoice", "the validation thread"),
@@ -74,16 +72,7 @@ export function validationPool(options: {
 
   const validate: Validate = async (body, ctx) => {
     if (!options.thread || lineCount(body) <= INLINE_LINES) return validateInvoice(body, ctx);
-    const answer = await checked(body, ctx);
-    const document: Record<string, unknown> = { ...(body as Record<string, unknown>), ...answer.patch };
-    for (const key of answer.removed) delete document[key];
-    return {
-      errors: answer.errors,
-      errorsBeyond: answer.errorsBeyond,
-      warnings: answer.warnings,
-      warningsBeyond: answer.warningsBeyond,
-      document,
-    };
+    return resultOf(body, await checked(body, ctx));
   };
 
   return {

@@ -4,6 +4,9 @@ import { encryptQr } from "../../crypto/qr.ts";
 import { createSealer, type Sealer } from "../../crypto/sealer.ts";
 import { canonicalDocument } from "../../crypto/signer.ts";
 import { storeDocument } from "../../documents/stored.ts";
+import { answerOf, type ValidationAnswer } from "../../documents/validation/remote-check.ts";
+import type { RuleContext } from "../../documents/validation/rules/types.ts";
+import { validateInvoice } from "../../documents/validation/validation.ts";
 
 /** What a sign needs worked out for a document before the chain is locked. */
 export type PreparationInput = {
@@ -23,13 +26,31 @@ export type Preparation = {
   qrCode: string;
 };
 
+/**
+ * A submitted document to check and, when it passes and is to be signed, prepare: the body goes to
+ * the thread once for both (one copy instead of two), and its check leaves the event loop too.
+ */
+export type CheckInput = {
+  body: unknown;
+  ctx: Omit<RuleContext, "knownProducts">;
+  /** The catalog's codes (null: none), sent to each thread once, and again when the set changes. */
+  products?: string[] | null;
+  /** To be signed: what its preparation takes besides the checked document. */
+  sign?: { certificate: string; signedAt: string };
+};
+
+export type CheckAnswer = ValidationAnswer & { prepared?: Preparation };
+
+/** What the preparation thread is given: a document to prepare, or one to check first. */
+export type PreparationJob = PreparationInput | { check: CheckInput };
+
 /** The keys the preparation uses: the data keys to seal with and the QR public key. */
 export type PreparationKeys = { dataKeys: DataKey[]; qrPublicKeyPem: string };
 
-export function preparation(keys: PreparationKeys): (input: PreparationInput) => Preparation {
+export function preparation(keys: PreparationKeys): (job: PreparationJob) => Preparation | CheckAnswer {
   const sealer: Pick<Sealer, "seal"> = createSealer(keys.dataKeys);
   const qrKey = createPublicKey(keys.qrPublicKeyPem);
-  return ({ document, irn, certificate, signedAt }) => ({
+  const prepare = ({ document, irn, certificate, signedAt }: PreparationInput): Preparation => ({
     canonical: canonicalDocument(document),
     ...storeDocument(document, irn, sealer),
     qrCode: encryptQr(qrKey, {
@@ -37,4 +58,19 @@ export function preparation(keys: PreparationKeys): (input: PreparationInput) =>
       certificate,
     }),
   });
+  let products: ReadonlySet<string> | undefined;
+  return (job) => {
+    if (!("check" in job)) return prepare(job);
+    const { body, ctx, sign } = job.check;
+    if (job.check.products !== undefined) {
+      products = job.check.products ? new Set(job.check.products) : undefined;
+    }
+    const result = validateInvoice(body, { ...ctx, knownProducts: products });
+    const answer: CheckAnswer = answerOf(body, result);
+    if (sign && result.errors.length === 0) {
+      const document = result.document as Record<string, unknown>;
+      answer.prepared = prepare({ document, irn: String(document.irn), ...sign });
+    }
+    return answer;
+  };
 }

@@ -6,7 +6,13 @@ import type { Sealer } from "../../crypto/sealer.ts";
 import type { InvoiceTable } from "../../db/schema.ts";
 import type { InvoiceDocument } from "../../documents/schema.ts";
 import { openDocument } from "../../documents/stored.ts";
-import type { InvoiceValidator } from "../../documents/validation/validation.ts";
+import { resultOf } from "../../documents/validation/remote-check.ts";
+import {
+  type InvoiceValidator,
+  lineCount,
+  type ValidationResult,
+} from "../../documents/validation/validation.ts";
+import { INLINE_LINES } from "../../documents/validation/validation-pool.ts";
 import { capViolations, DomainError, MAX_VIOLATIONS, summarize, type Violation } from "../../errors.ts";
 import type { ProductCodes } from "../../reference/product-codes.ts";
 import { type InvoiceRepository, isUniqueViolation } from "../invoice-repository.ts";
@@ -16,6 +22,7 @@ import type { InvoiceTransmits } from "../transmits.ts";
 import { invoiceBatches } from "./batch.ts";
 import { irnExists, sameDocument } from "./duplicates.ts";
 import type { GroupCommit, Registered, Submission } from "./group-commit.ts";
+import type { Preparation } from "./preparation.ts";
 import type { Preparer } from "./preparation-pool.ts";
 
 const INVALID_INVOICE = "Failed to validate invoice";
@@ -44,7 +51,7 @@ export function invoiceRegistration(deps: {
   profiles: Pick<BusinessProfiles, "find">;
   sealer: Sealer;
   /** Works out the per-invoice cryptography of a sign. */
-  preparer: Pick<Preparer, "prepare">;
+  preparer: Pick<Preparer, "prepare" | "check">;
   /** Signs and stores the batches of the group commit. */
   groupCommit: Pick<GroupCommit, "commit">;
   validate: InvoiceValidator;
@@ -58,8 +65,8 @@ export function invoiceRegistration(deps: {
 }) {
   const { invoices, profiles, sealer, preparer, groupCommit, validate, products, transmits } = deps;
 
-  /** Validates a submitted document for the caller; returns it typed, with any warnings. */
-  async function check(principal: Principal, body: unknown) {
+  /** The business a document is submitted for, when it is the caller's, and the rules' context. */
+  async function contextOf(principal: Principal, body: unknown) {
     const claimed =
       typeof body === "object" && body !== null ? (body as Record<string, unknown>).business_id : undefined;
     // UUIDs compare case-insensitively (RFC 9562): `1880B96A-…` is the caller's `1880b96a-…`.
@@ -68,11 +75,19 @@ export function invoiceRegistration(deps: {
         ? await profiles.find(principal.businessId)
         : undefined;
     const knownProducts = await products.current();
-    const { errors, errorsBeyond, warnings, warningsBeyond, document } = await validate(body, {
+    return {
+      claimed,
       business,
-      knownProducts,
-      strictSupplier: deps.strictSupplier ?? false,
-    });
+      ctx: { business, knownProducts, strictSupplier: deps.strictSupplier ?? false },
+    };
+  }
+
+  /** The checked document typed, with its warnings; throws `validation_failed` for an invalid one. */
+  function accepted(
+    claimed: unknown,
+    business: BusinessProfile | undefined,
+    { errors, errorsBeyond, warnings, warningsBeyond, document }: ValidationResult,
+  ) {
     if (typeof claimed === "string" && !business) {
       errors.unshift({
         path: "business_id",
@@ -83,6 +98,34 @@ export function invoiceRegistration(deps: {
     }
     if (errors.length > 0 || !business) throw validationFailed(errors, errorsBeyond);
     return { document: document as InvoiceDocument, business, warnings, warningsBeyond };
+  }
+
+  /**
+   * Validates a submitted document for the caller; returns it typed, with any warnings, and, with
+   * `signing`, prepared for the sign. A single document of up to INLINE_LINES lines is checked on
+   * the preparation thread and, when it passes, prepared there in the same trip: the event loop
+   * copies it over once and keeps neither the rules' time nor the cryptography's. A batch's
+   * documents and large ones are checked as `validate` decides (validation-pool.ts).
+   */
+  async function check(
+    principal: Principal,
+    body: unknown,
+    how: { single?: boolean; signing?: boolean } = {},
+  ) {
+    const { claimed, business, ctx } = await contextOf(principal, body);
+    if (!how.single || lineCount(body) > INLINE_LINES) {
+      return { ...accepted(claimed, business, await validate(body, ctx)), ready: undefined };
+    }
+    const signedAt = new Date().toISOString();
+    const { knownProducts, ...rules } = ctx;
+    const answer = await preparer.check({
+      body,
+      ctx: rules,
+      knownProducts,
+      ...(how.signing && business ? { sign: { certificate: business.certificate, signedAt } } : {}),
+    });
+    const checked = accepted(claimed, business, resultOf(body, answer));
+    return { ...checked, ready: answer.prepared && { prepared: answer.prepared, signedAt } };
   }
   type Checked = Awaited<ReturnType<typeof check>>;
 
@@ -96,8 +139,8 @@ export function invoiceRegistration(deps: {
     document: InvoiceDocument,
     business: BusinessProfile,
     transmitting: boolean,
+    signedAt = new Date().toISOString(),
   ) {
-    const signedAt = new Date().toISOString();
     return {
       principal,
       businessId: business.id,
@@ -127,9 +170,10 @@ export function invoiceRegistration(deps: {
   }
   type Submitted = ReturnType<typeof submission>;
 
-  async function prepared(submitted: Submitted): Promise<Submission> {
+  /** The submission with its cryptography, worked out already (`ready`) or on the preparation thread now. */
+  async function prepared(submitted: Submitted, ready?: Preparation): Promise<Submission> {
     const { input, ...rest } = submitted;
-    const { canonical, document, sealed, qrCode } = await preparer.prepare(input);
+    const { canonical, document, sealed, qrCode } = ready ?? (await preparer.prepare(input));
     return { ...rest, canonical, row: { ...rest.row, document, sealed, qr_code: qrCode } };
   }
 
@@ -153,15 +197,18 @@ export function invoiceRegistration(deps: {
   const readDocument = (row: InvoiceTable) => openDocument(row, sealer);
 
   async function register(principal: Principal, body: unknown, transmitting: boolean) {
-    return commit(principal, await check(principal, body), transmitting);
+    return commit(principal, await check(principal, body, { single: true, signing: true }), transmitting);
   }
 
   /** Signs and stores a checked document. */
   async function commit(principal: Principal, checked: Checked, transmitting: boolean) {
-    const { document, business, warnings, warningsBeyond } = checked;
+    const { document, business, warnings, warningsBeyond, ready } = checked;
     try {
       const registered = await signing.submit(
-        await prepared(submission(principal, document, business, transmitting)),
+        await prepared(
+          submission(principal, document, business, transmitting, ready?.signedAt),
+          ready?.prepared,
+        ),
       );
       return { ...registered, document, warnings, warningsBeyond };
     } catch (err) {
@@ -190,7 +237,7 @@ export function invoiceRegistration(deps: {
 
   return {
     async validate(principal: Principal, body: unknown) {
-      const { warnings, warningsBeyond } = await check(principal, body);
+      const { warnings, warningsBeyond } = await check(principal, body, { single: true });
       return { warnings, warningsBeyond };
     },
 
