@@ -2,7 +2,7 @@ import { createHmac, randomBytes, randomInt, randomUUID, timingSafeEqual } from 
 import type { AuditLogRepository } from "../audit-log/audit-log-repository.ts";
 import { type Db, writeTransaction } from "../db/database.ts";
 import { DomainError } from "../errors.ts";
-import type { ActiveKeys } from "./active-keys.ts";
+import { type ActiveKeys, REVOCATION_SETTLES_MS } from "./active-keys.ts";
 import type { BusinessRepository } from "./business-repository.ts";
 import { canonicalBusinessId } from "./ids.ts";
 
@@ -32,6 +32,16 @@ export type NewBusiness = {
 
 function invalid(details: string): DomainError {
   return new DomainError("invalid_request", { message: "Invalid request", details });
+}
+
+/**
+ * Resolves REVOCATION_SETTLES_MS after `since` (a performance.now() reading), measured on the clock
+ * the processes that keep credentials look at (a timer alone may fire a little early).
+ */
+async function settled(since: number): Promise<void> {
+  for (let left = REVOCATION_SETTLES_MS; left > 0; left = since + REVOCATION_SETTLES_MS - performance.now()) {
+    await new Promise((resolve) => setTimeout(resolve, Math.ceil(left)));
+  }
 }
 
 // biome-ignore lint/complexity/noExcessiveLinesPerFunction: a factory: each of its closures is one use case, none near the limit
@@ -140,8 +150,11 @@ export function businessService(deps: {
           );
         });
       }
-      // Before the answer: the key fails from the very next request.
+      // Before the answer: the key fails from the very next request, in this process at once, in
+      // the others once they have looked at the database since (active-keys.ts).
+      // (Revoked before, perhaps by a process that stopped before it answered: waited for all the same.)
       activeKeys.forget(apiKey);
+      await settled(performance.now());
       return { api_key: apiKey, business_id: key.business_id, revoked_at: revokedAt };
     },
 

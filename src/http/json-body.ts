@@ -8,6 +8,7 @@ import {
   scanJson,
   scanJsonInTurns,
 } from "../json-scan.ts";
+import { keepJsonText } from "../json-text.ts";
 import { pacer } from "../turns.ts";
 
 /*
@@ -82,7 +83,10 @@ function parseWhole(parse: Parse, text: string, scan: JsonScan, done: Done): voi
   parse(text, (err, parsed) => {
     const refused = err ?? parsedRefusal(scan, parsed);
     if (refused) done(refused, undefined);
-    else done(null, parsed);
+    else {
+      keepJsonText(parsed, text);
+      done(null, parsed);
+    }
   });
 }
 

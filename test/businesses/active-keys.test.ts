@@ -1,23 +1,29 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { sql } from "kysely";
-import { activeKeys } from "../../src/businesses/active-keys.ts";
+import { activeKeys, CHANGES_LOOKED_AT_MS, REVOCATION_SETTLES_MS } from "../../src/businesses/active-keys.ts";
 import { businessRepository } from "../../src/businesses/business-repository.ts";
 import { changeCounter, writeTransaction } from "../../src/db/database.ts";
 import { createContext } from "../../src/main.ts";
 import { build, ENGINE, tenant } from "../helpers.ts";
 
-/** The real repository's lookups, counted: how many reads the cache let through. */
+/**
+ * The real repository's lookups, counted: how many reads the cache let through; `clock.at` is its
+ * time, moved by the test.
+ */
 function countedKeys(ctx: Awaited<ReturnType<typeof createContext>>) {
   const repository = businessRepository(ctx.db);
+  const clock = { at: 0 };
   const counted = {
     reads: 0,
+    clock,
     keys: activeKeys({
       find: (apiKey) => {
         counted.reads++;
         return repository.findActiveKey(apiKey);
       },
       changes: changeCounter(ctx.db),
+      now: () => clock.at,
     }),
   };
   return counted;
@@ -33,6 +39,15 @@ test("a key revoked through another connection (another process) fails on its ve
   }
   await other.businesses.revokeKey(a.api_key);
   assert.equal(await ctx.businesses.authenticate(a.api_key, a.api_secret), "unknown_key");
+});
+
+test("a revocation answers only once every process has looked at the database since its commit", async (t) => {
+  const { ctx } = await build(t);
+  const a = await tenant(ctx);
+  const started = performance.now();
+  await ctx.businesses.revokeKey(a.api_key);
+  assert.ok(performance.now() - started >= REVOCATION_SETTLES_MS);
+  assert.ok(REVOCATION_SETTLES_MS > CHANGES_LOOKED_AT_MS);
 });
 
 test("a key revoked by this process fails on its very next request; a new key works on its first", async (t) => {
@@ -60,11 +75,18 @@ test("an active key is read once while nothing else commits; any other connectio
   const other = await createContext(config);
   t.after(() => other.close());
   await tenant(other);
+  // Within CHANGES_LOOKED_AT_MS of the last look, the kept row stands (a revocation elsewhere
+  // answers only after REVOCATION_SETTLES_MS, by when the next look is due)…
+  counted.clock.at += CHANGES_LOOKED_AT_MS;
   await counted.keys.find(a.api_key);
-  assert.equal(counted.reads, ENGINE === "sqlite" ? 2 : 7);
+  assert.equal(counted.reads, ENGINE === "sqlite" ? 1 : 7);
+  // …and past it the counter is looked at again: another connection committed, the row is read again.
+  counted.clock.at += 1;
+  await counted.keys.find(a.api_key);
+  assert.equal(counted.reads, ENGINE === "sqlite" ? 2 : 8);
   // Unknown keys are never kept.
   for (let i = 0; i < 3; i++) assert.equal(await counted.keys.find("ak_unknown"), undefined);
-  assert.equal(counted.reads, ENGINE === "sqlite" ? 5 : 10);
+  assert.equal(counted.reads, ENGINE === "sqlite" ? 5 : 11);
 });
 
 test("a revocation committed elsewhere while this connection is inside a transaction is not missed", async (t) => {
@@ -77,6 +99,7 @@ test("a revocation committed elsewhere while this connection is inside a transac
   // Revoked by the other connection, then looked up from inside a write transaction of this one
   // (which, having its lock, saw the revocation when it began) before the transaction ends.
   await other.businesses.revokeKey(a.api_key);
+  counted.clock.at += REVOCATION_SETTLES_MS;
   let during: unknown = "not looked up";
   await writeTransaction(ctx.db, async (tx) => {
     await sql`select 1`.execute(tx);
@@ -86,6 +109,7 @@ test("a revocation committed elsewhere while this connection is inside a transac
   if (ENGINE === "sqlite") {
     // Inside a transaction not of writeTransaction's (an older snapshot, maybe), it cannot tell.
     const b = await tenant(ctx);
+    counted.clock.at += REVOCATION_SETTLES_MS;
     await counted.keys.find(b.api_key);
     await ctx.db.connection().execute(async (connection) => {
       await sql`begin`.execute(connection);

@@ -31,7 +31,9 @@ export type Preparation = {
  * the thread once for both (one copy instead of two), and its check leaves the event loop too.
  */
 export type CheckInput = {
+  /** The submitted document, or the JSON text it was parsed from (parsed again on the thread). */
   body: unknown;
+  text?: string;
   ctx: Omit<RuleContext, "knownProducts">;
   /** The catalog's codes (null: none), sent to each thread once, and again when the set changes. */
   products?: string[] | null;
@@ -61,7 +63,8 @@ export function preparation(keys: PreparationKeys): (job: PreparationJob) => Pre
   let products: ReadonlySet<string> | undefined;
   return (job) => {
     if (!("check" in job)) return prepare(job);
-    const { body, ctx, sign } = job.check;
+    const { ctx, sign, text } = job.check;
+    const body: unknown = text === undefined ? job.check.body : JSON.parse(text);
     if (job.check.products !== undefined) {
       products = job.check.products ? new Set(job.check.products) : undefined;
     }

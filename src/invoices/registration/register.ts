@@ -14,6 +14,7 @@ import {
 } from "../../documents/validation/validation.ts";
 import { INLINE_LINES } from "../../documents/validation/validation-pool.ts";
 import { capViolations, DomainError, MAX_VIOLATIONS, summarize, type Violation } from "../../errors.ts";
+import { jsonTextOf } from "../../json-text.ts";
 import type { ProductCodes } from "../../reference/product-codes.ts";
 import { type InvoiceRepository, isUniqueViolation } from "../invoice-repository.ts";
 import { initialState } from "../lifecycle.ts";
@@ -118,8 +119,9 @@ export function invoiceRegistration(deps: {
     }
     const signedAt = new Date().toISOString();
     const { knownProducts, ...rules } = ctx;
+    const text = jsonTextOf(body);
     const answer = await preparer.check({
-      body,
+      ...(text === undefined ? { body } : { body: undefined, text }),
       ctx: rules,
       knownProducts,
       ...(how.signing && business ? { sign: { certificate: business.certificate, signedAt } } : {}),
