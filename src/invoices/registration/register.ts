@@ -41,10 +41,10 @@ function validationFailed(violations: Violation[], beyond = 0): DomainError {
 
 /**
  * Registering invoices: validate, sign, sign-transmit and the batches (batch.ts). Each document is checked
- * (validation.ts), prepared on the preparation thread (canonical form, sealing, QR), then signed and
- * stored with the other signs of its turn in one transaction (the group commit, group-commit.ts),
- * which also writes the first history entry, the webhook notice and, for sign-transmit, the
- * delivery job.
+ * (validation.ts) and prepared (canonical form, sealing, QR) on the preparation thread, a single one in
+ * one trip (`check`), then signed and stored with the other signs of its turn in one transaction (the
+ * group commit, group-commit.ts), which also writes the first history entry, the webhook notice and,
+ * for sign-transmit, the delivery job.
  */
 // biome-ignore lint/complexity/noExcessiveLinesPerFunction: a factory: check, prepare and the group commit are its closures, each under the limit
 export function invoiceRegistration(deps: {
