@@ -117,7 +117,7 @@ export function invoiceRegistration(deps: {
     if (!how.single || lineCount(body) > INLINE_LINES) {
       return { ...accepted(claimed, business, await validate(body, ctx)), ready: undefined };
     }
-    const signedAt = new Date().toISOString();
+    const signedAt = how.signing ? new Date().toISOString() : "";
     const { knownProducts, ...rules } = ctx;
     const text = jsonTextOf(body);
     const answer = await preparer.check({
@@ -126,7 +126,12 @@ export function invoiceRegistration(deps: {
       knownProducts,
       ...(how.signing && business ? { sign: { certificate: business.certificate, signedAt } } : {}),
     });
-    const checked = accepted(claimed, business, resultOf(body, answer));
+    // Only a sign stores the checked document: a validate answers with its findings alone.
+    const checked = accepted(
+      claimed,
+      business,
+      how.signing ? resultOf(body, answer) : { ...answer, document: body },
+    );
     return { ...checked, ready: answer.prepared && { prepared: answer.prepared, signedAt } };
   }
   type Checked = Awaited<ReturnType<typeof check>>;
