@@ -21,6 +21,18 @@ export function catalogSync() {
 }
 
 /**
+ * The thread's side of catalogSync: the set the last check that carried one sent (null: no
+ * catalog), kept for the checks that follow.
+ */
+export function catalogKept() {
+  let products: ReadonlySet<string> | undefined;
+  return (sent: string[] | null | undefined): ReadonlySet<string> | undefined => {
+    if (sent !== undefined) products = sent ? new Set(sent) : undefined;
+    return products;
+  };
+}
+
+/**
  * A check made on a thread, as it comes back: what an answer can list, and of the document only
  * what checking changed. A copy costs the event loop what it holds, so the checked document does not
  * come back whole: it is a shallow copy of the body that replaces the members checking changed

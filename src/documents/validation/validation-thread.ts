@@ -1,5 +1,5 @@
 import type { ThreadMain } from "../../threads/worker-pool.ts";
-import { answerOf, type ValidationAnswer } from "./remote-check.ts";
+import { answerOf, catalogKept, type ValidationAnswer } from "./remote-check.ts";
 import type { RuleContext } from "./rules/types.ts";
 import { validateInvoice } from "./validation.ts";
 
@@ -14,9 +14,9 @@ export type ValidationRequest = {
 
 /** The validation thread's module (see validation-pool.ts). */
 export default (() => {
-  let products: ReadonlySet<string> | undefined;
+  const catalog = catalogKept();
   return (request: ValidationRequest): ValidationAnswer => {
-    if (request.products !== undefined) products = request.products ? new Set(request.products) : undefined;
-    return answerOf(request.body, validateInvoice(request.body, { ...request.ctx, knownProducts: products }));
+    const knownProducts = catalog(request.products);
+    return answerOf(request.body, validateInvoice(request.body, { ...request.ctx, knownProducts }));
   };
 }) satisfies ThreadMain;

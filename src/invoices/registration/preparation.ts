@@ -4,7 +4,7 @@ import { encryptQr } from "../../crypto/qr.ts";
 import { createSealer, type Sealer } from "../../crypto/sealer.ts";
 import { canonicalDocument } from "../../crypto/signer.ts";
 import { storeDocument } from "../../documents/stored.ts";
-import { answerOf, type ValidationAnswer } from "../../documents/validation/remote-check.ts";
+import { answerOf, catalogKept, type ValidationAnswer } from "../../documents/validation/remote-check.ts";
 import type { RuleContext } from "../../documents/validation/rules/types.ts";
 import { validateInvoice } from "../../documents/validation/validation.ts";
 
@@ -60,15 +60,12 @@ export function preparation(keys: PreparationKeys): (job: PreparationJob) => Pre
       certificate,
     }),
   });
-  let products: ReadonlySet<string> | undefined;
+  const catalog = catalogKept();
   return (job) => {
     if (!("check" in job)) return prepare(job);
     const { ctx, sign, text } = job.check;
     const body: unknown = text === undefined ? job.check.body : JSON.parse(text);
-    if (job.check.products !== undefined) {
-      products = job.check.products ? new Set(job.check.products) : undefined;
-    }
-    const result = validateInvoice(body, { ...ctx, knownProducts: products });
+    const result = validateInvoice(body, { ...ctx, knownProducts: catalog(job.check.products) });
     const answer: CheckAnswer = answerOf(body, result);
     if (sign && result.errors.length === 0) {
       const document = result.document as Record<string, unknown>;
