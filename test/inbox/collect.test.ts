@@ -94,11 +94,13 @@ test(`MBS: ${INVOICES} invoices from other APPs pulled through 30% faults and a 
     [...counts.entries()].filter(([, n]) => n !== 1),
     [],
   );
-  // At this size too, each kind of fault met the pulls.
-  const faults = sim.faultCounts();
-  for (const fault of ["5xx", "drop", "transient", "slow"]) {
-    assert.ok((faults[fault] ?? 0) > 0, `${fault} injected: ${JSON.stringify(faults)}`);
-  }
+  // The pulls went through faults. Which kinds they met depends on timing: a fault is fixed by the
+  // call (its route, key and how many times that key was called), and how many calls the pulls
+  // take depends on where the kill lands; a fast run makes a dozen. Every kind is looked for once
+  // the acknowledgements have gone through them too, below.
+  const pullFaults = sim.faultCounts();
+  const met = Object.values(pullFaults).reduce((sum, n) => sum + n, 0);
+  assert.ok(met >= 3, `faults met by the pulls: ${JSON.stringify(pullFaults)}`);
   const receivedEvents = await service.ctx.db
     .selectFrom("received_invoice_events")
     .select("received_id")
@@ -152,6 +154,12 @@ test(`MBS: ${INVOICES} invoices from other APPs pulled through 30% faults and a 
   for (const worker of others) worker.kill("SIGTERM");
   for (const worker of others) {
     if (worker.exitCode === null && worker.signalCode === null) await once(worker, "exit");
+  }
+
+  // Each kind of fault met the calls: the pulls' and the acknowledgements' (one or more per invoice).
+  const faults = sim.faultCounts();
+  for (const fault of ["5xx", "drop", "transient", "slow"]) {
+    assert.ok((faults[fault] ?? 0) > 0, `${fault} injected: ${JSON.stringify(faults)}`);
   }
 
   // At MBS: every invoice acknowledged; a PATCH repeated only where its answer was lost on the way.
