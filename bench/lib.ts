@@ -86,6 +86,27 @@ export function cpuMs(pid: number | undefined): number | undefined {
 }
 
 /**
+ * CPU time (ms) so far of the event loops of a process and its descendants: each process's main
+ * thread (its thread id is the process id), without its worker threads, libuv's pool, or V8's
+ * helpers. Undefined off Linux.
+ */
+export function loopCpuMs(pid: number | undefined): number | undefined {
+  if (pid === undefined || !fs.existsSync(`/proc/${pid}/stat`)) return undefined;
+  const tick = 1000 / 100;
+  let sum = 0;
+  for (const id of tree(pid)) {
+    try {
+      const text = fs.readFileSync(`/proc/${id}/task/${id}/stat`, "utf8");
+      const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
+      sum += (Number(fields[11]) + Number(fields[12])) * tick;
+    } catch {
+      // gone between the listing and the read
+    }
+  }
+  return sum;
+}
+
+/**
  * Pins the server's processes (and their threads) to `cpus` ("1", "1-3") and this process, the load
  * generator, to every other core, with util-linux's taskset.
  */
