@@ -86,7 +86,9 @@ export function scanJson(text: string): JsonScan {
  * are measured without a pass of their own.
  */
 const QUICK_SCAN_LENGTH = 5 * MAX_JSON_MEMBERS - 1;
-const HUGE_NUMBER = new RegExp(`\\d{${LONG_NUMBER_DIGITS}}|[eE][+-]?\\d{3}`);
+// A run of digits is tried from its first digit only (the lookbehind): `\d{200}` alone is tried
+// from every digit of every number, which took twice as long over an invoice (6.5 µs against 3.3).
+const HUGE_NUMBER = new RegExp(`(?<!\\d)\\d{${LONG_NUMBER_DIGITS}}|[eE][+-]?\\d{3}`);
 
 /**
  * The scan of a short body without a pass over it: its depth and containers are upper bounds of the

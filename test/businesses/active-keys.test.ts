@@ -61,6 +61,39 @@ test("a key revoked by this process fails on its very next request; a new key wo
   assert.equal(await ctx.businesses.authenticate(fresh.api_key, "sk_wrong"), "wrong_secret");
 });
 
+test("a secret verified once is recognised again; every other secret for the key is still refused", async (t) => {
+  const { ctx } = await build(t);
+  const a = await tenant(ctx);
+  const b = await tenant(ctx);
+  const secret = a.api_secret;
+  const last = secret.at(-1) === "0" ? "1" : "0";
+  const near = [
+    `${secret.slice(0, -1)}${last}`,
+    secret.slice(0, -1),
+    `${secret}0`,
+    secret.toUpperCase() === secret ? secret.toLowerCase() : secret.toUpperCase(),
+    b.api_secret,
+    ` ${secret.slice(1)}`,
+  ];
+  for (let round = 0; round < 3; round++) {
+    // Verified, then presented again: the principal each time, with the key's own business.
+    assert.deepEqual(await ctx.businesses.authenticate(a.api_key, secret), {
+      businessId: a.business_id,
+      apiKey: a.api_key,
+    });
+    for (const wrong of near) {
+      assert.notEqual(wrong, secret);
+      assert.equal(await ctx.businesses.authenticate(a.api_key, wrong), "wrong_secret", wrong);
+    }
+  }
+  // Another key's own secret stays its own.
+  assert.equal(await ctx.businesses.authenticate(b.api_key, secret), "wrong_secret");
+  assert.deepEqual(await ctx.businesses.authenticate(b.api_key, b.api_secret), {
+    businessId: b.business_id,
+    apiKey: b.api_key,
+  });
+});
+
 test("an active key is read once while nothing else commits; any other connection's commit makes it read again", async (t) => {
   const { ctx, config } = await build(t);
   const a = await tenant(ctx);

@@ -64,6 +64,30 @@ test("scanJson measures depth, objects, members and values, and flags what needs
   assert.ok(!scanJson(`[${"1,".repeat(500)}1]`).hugeNumber, "many short numbers");
 });
 
+test("the quick scan flags a huge number exactly where a 200-digit run or a 3-digit exponent is", () => {
+  // The flag's pattern is tried from the first digit of a run only; the plain pattern is the oracle.
+  const oracle = (text: string) => /\d{200}/.test(text) || /[eE][+-]?\d{3}/.test(text);
+  let flagged = 0;
+  for (const run of [0, 1, 150, 199, 200, 201, 260]) {
+    for (const [before, after] of [
+      ["", ""],
+      ["-", "5"],
+      ["0.", "e9"],
+      ["7a", ".25"],
+      ['"x', '"'],
+    ]) {
+      for (const exponent of ["", "e10", "E-99", "e+100", "E1000"]) {
+        const text = `{"a":[${before}${"9".repeat(run)}${after}${exponent},1]}`;
+        const scan = quickScan(text);
+        assert.ok(scan, text.slice(0, 40));
+        assert.equal(scan.hugeNumber, oracle(text), text.slice(0, 40));
+        if (scan.hugeNumber) flagged++;
+      }
+    }
+  }
+  assert.ok(flagged > 0 && flagged < 7 * 5 * 5, `${flagged} flagged: both answers met`);
+});
+
 /** What a scan must find, worked out from the parsed value. */
 function measured(
   value: unknown,
