@@ -217,17 +217,40 @@ test(`hostile requests to a real server on ${ENGINE}: bounded answers, /healthz 
     await new Promise((resolve) => setTimeout(resolve, 150));
   }
   await new Promise((resolve) => setTimeout(resolve, 300));
+  const slow = (sample: Sample) => sample.ms - sample.queued > HEALTHZ_MS;
+  const windowOf = (sample: Sample, among: typeof windows) =>
+    among.find((w) => sample.start + sample.ms >= w.from && sample.start <= w.to);
+  // A probe held up during an attack counts when the attack holds it up again. The host of a VM
+  // can take a CPU away for half a second (seen: 434 ms and 1,020 ms in runs of the same tree, then
+  // none in the next ten), which no figure inside the machine shows; an attack that stalls the
+  // event loop does so each time it is sent. Only the probes are looked at on the second try: a
+  // sign sent again answers that its IRN exists.
+  const stalled = new Set(samples.filter(slow).map((sample) => windowOf(sample, windows)?.name));
+  const again: typeof windows = [];
+  for (const attack of attacks(who, certificate)) {
+    if (!stalled.has(attack.name)) continue;
+    const from = Date.now();
+    await send(attack.path, attack.body(), attack.headers, attack.method)
+      .then((res) => res.text())
+      .catch(() => "");
+    again.push({ name: attack.name, from, to: Date.now() });
+    await new Promise((resolve) => setTimeout(resolve, 150));
+  }
+  await new Promise((resolve) => setTimeout(resolve, again.length > 0 ? 300 : 0));
   probe.kill("SIGTERM");
+  const stalledAgain = new Set(samples.filter(slow).map((sample) => windowOf(sample, again)?.name));
 
   const peakKb = memoryKb(pid, "VmHWM");
   for (const sample of samples) {
     if (sample.status !== 200) failures.push(`/healthz answered ${sample.status} at ${sample.start}`);
-    if (sample.ms - sample.queued > HEALTHZ_MS) {
-      const during = windows.find((w) => sample.start + sample.ms >= w.from && sample.start <= w.to);
-      failures.push(
-        `/healthz waited ${sample.ms} ms (${sample.queued} ms of it for a CPU)${during ? ` during '${during.name}'` : ""}`,
-      );
-    }
+    const [during, retried] = [windowOf(sample, windows), windowOf(sample, again)];
+    if (!slow(sample) || (during && !stalledAgain.has(during.name))) continue;
+    const what = during
+      ? ` during '${during.name}', and again when it was sent a second time`
+      : retried
+        ? ` during '${retried.name}', sent a second time`
+        : "";
+    failures.push(`/healthz waited ${sample.ms} ms (${sample.queued} ms of it for a CPU)${what}`);
   }
   const grownMb = (peakKb - baselineKb) / 1024;
   if (grownMb >= MEMORY_MB) failures.push(`the server's memory grew by ${grownMb.toFixed(0)} MB`);
@@ -238,7 +261,7 @@ test(`hostile requests to a real server on ${ENGINE}: bounded answers, /healthz 
   assert.equal(server.exitCode, null, serverErr);
   assert.ok(samples.length > windows.length, "the probe ran throughout");
   t.diagnostic(
-    `${windows.length} attacks; /healthz max ${Math.max(...samples.map((s) => s.ms))} ms, ${Math.max(...samples.map((s) => s.ms - s.queued))} ms without waits for a CPU, over ${samples.length} probes; memory +${grownMb.toFixed(0)} MB`,
+    `${windows.length} attacks (${again.length} sent again); /healthz max ${Math.max(...samples.map((s) => s.ms))} ms, ${Math.max(...samples.map((s) => s.ms - s.queued))} ms without waits for a CPU, over ${samples.length} probes; memory +${grownMb.toFixed(0)} MB`,
   );
   assert.deepEqual(failures, []);
 });
