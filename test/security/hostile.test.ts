@@ -222,7 +222,7 @@ test(`hostile requests to a real server on ${ENGINE}: bounded answers, /healthz 
     among.find((w) => sample.start + sample.ms >= w.from && sample.start <= w.to);
   // A probe held up during an attack counts when the attack holds it up again. The host of a VM
   // can take a CPU away for half a second (seen: 434 ms and 1,020 ms in runs of the same tree, then
-  // none in the next ten), which no figure inside the machine shows; an attack that stalls the
+  // none in the next nine), which no figure inside the machine shows; an attack that stalls the
   // event loop does so each time it is sent. Only the probes are looked at on the second try: a
   // sign sent again answers that its IRN exists.
   const stalled = new Set(samples.filter(slow).map((sample) => windowOf(sample, windows)?.name));
