@@ -46,23 +46,29 @@ export function start(args: string[], env: Record<string, string>): ChildProcess
   });
 }
 
+/**
+ * A process's or thread's parent and CPU time so far (user + system, ms) from its `stat` file;
+ * undefined when it is gone.
+ */
+function statOf(file: string): { parent: number; ms: number } | undefined {
+  const tick = 1000 / 100; // USER_HZ is 100 on every Linux of note
+  try {
+    // The command name may hold spaces and parentheses: the fields start after its last ")".
+    const text = fs.readFileSync(file, "utf8");
+    const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
+    return { parent: Number(fields[1]), ms: (Number(fields[11]) + Number(fields[12])) * tick };
+  } catch {
+    return undefined; // gone between the listing and the read
+  }
+}
+
 /** Every process's parent and CPU time so far (user + system, ms), from /proc (Linux). */
 function processes(): Map<number, { parent: number; ms: number }> {
-  const tick = 1000 / 100; // USER_HZ is 100 on every Linux of note
   const out = new Map<number, { parent: number; ms: number }>();
   for (const entry of fs.readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
-    try {
-      // The command name may hold spaces and parentheses: the fields start after its last ")".
-      const text = fs.readFileSync(`/proc/${entry}/stat`, "utf8");
-      const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
-      out.set(Number(entry), {
-        parent: Number(fields[1]),
-        ms: (Number(fields[11]) + Number(fields[12])) * tick,
-      });
-    } catch {
-      // gone between the listing and the read
-    }
+    const stat = statOf(`/proc/${entry}/stat`);
+    if (stat) out.set(Number(entry), stat);
   }
   return out;
 }
@@ -92,18 +98,7 @@ export function cpuMs(pid: number | undefined): number | undefined {
  */
 export function loopCpuMs(pid: number | undefined): number | undefined {
   if (pid === undefined || !fs.existsSync(`/proc/${pid}/stat`)) return undefined;
-  const tick = 1000 / 100;
-  let sum = 0;
-  for (const id of tree(pid)) {
-    try {
-      const text = fs.readFileSync(`/proc/${id}/task/${id}/stat`, "utf8");
-      const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
-      sum += (Number(fields[11]) + Number(fields[12])) * tick;
-    } catch {
-      // gone between the listing and the read
-    }
-  }
-  return sum;
+  return tree(pid).reduce((sum, id) => sum + (statOf(`/proc/${id}/task/${id}/stat`)?.ms ?? 0), 0);
 }
 
 /**
