@@ -174,7 +174,8 @@ test(`hostile requests to a real server on ${ENGINE}: bounded answers, /healthz 
 
   const failures: string[] = [];
   const windows: { name: string; from: number; to: number }[] = [];
-  for (const attack of attacks(who, certificate)) {
+  const sent = attacks(who, certificate);
+  for (const attack of sent) {
     const body = attack.body();
     const queuedBefore = runDelayMs(pid);
     const from = Date.now();
@@ -227,7 +228,7 @@ test(`hostile requests to a real server on ${ENGINE}: bounded answers, /healthz 
   // sign sent again answers that its IRN exists.
   const stalled = new Set(samples.filter(slow).map((sample) => windowOf(sample, windows)?.name));
   const again: typeof windows = [];
-  for (const attack of attacks(who, certificate)) {
+  for (const attack of sent) {
     if (!stalled.has(attack.name)) continue;
     const from = Date.now();
     await send(attack.path, attack.body(), attack.headers, attack.method)
