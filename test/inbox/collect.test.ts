@@ -94,13 +94,15 @@ test(`MBS: ${INVOICES} invoices from other APPs pulled through 30% faults and a 
     [...counts.entries()].filter(([, n]) => n !== 1),
     [],
   );
-  // The pulls went through faults. Which kinds they met depends on timing: a fault is fixed by the
-  // call (its route, key and how many times that key was called), and how many calls the pulls
-  // take depends on where the kill lands; a fast run makes a dozen. Every kind is looked for once
-  // the acknowledgements have gone through them too, below.
+  // The pulls went through faults. How many, and of which kinds, depends on the day and on timing:
+  // a fault is drawn from the call (its route, its key, whose URL holds the dates pulled, and how
+  // many times that key was called), and how many calls the pulls take depends on where the kill
+  // lands; a fast run makes a dozen or so, and one met only two (both slow). With 44% of calls
+  // faulted or slow, a dozen calls meet none about once in a thousand runs. Every kind is looked
+  // for once the acknowledgements have gone through them too, below.
   const pullFaults = sim.faultCounts();
   const met = Object.values(pullFaults).reduce((sum, n) => sum + n, 0);
-  assert.ok(met >= 3, `faults met by the pulls: ${JSON.stringify(pullFaults)}`);
+  assert.ok(met >= 1, `faults met by the pulls: ${JSON.stringify(pullFaults)}`);
   const receivedEvents = await service.ctx.db
     .selectFrom("received_invoice_events")
     .select("received_id")
@@ -185,5 +187,7 @@ test(`MBS: ${INVOICES} invoices from other APPs pulled through 30% faults and a 
   assert.equal(told.length, INVOICES);
   assert.equal(new Set(told.map((e) => e.received_id)).size, INVOICES);
   const repeats = [...acknowledgements.values()].reduce((sum, n) => sum + n - 1, 0);
-  t.diagnostic(`killed at ${atKill} stored; ${repeats} acknowledgements repeated after a lost answer`);
+  t.diagnostic(
+    `killed at ${atKill} stored; the pulls met ${JSON.stringify(pullFaults)}; ${repeats} acknowledgements repeated after a lost answer`,
+  );
 });
