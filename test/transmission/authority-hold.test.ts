@@ -31,10 +31,19 @@ test("a firewall's 403 to one tenant's invoices pauses no one: the other tenant'
 }, async (t) => {
   const sim = await simulator(t, { seed: 41 });
   const waf = await firewall(t, sim.url, { blocks: (request) => request.body.includes("<script>") });
+  // The retries are spaced so that no refused invoice can use its budget of 3 within a request's
+  // wait: the backoffs after attempts 1 and 2 are at least 2 s and 4 s. A request that finds a
+  // worker holding its job watches it until an attempt ends, and with the suite's 20 ms backoffs a
+  // loaded machine let all three end before it looked (a 400, failed for good, in one run).
   const service = await serviceFor(
     t,
     { ...sim, url: waf.url },
-    { EINVOICE_TRANSMIT_WAIT_MS: "5000", EINVOICE_MAX_ATTEMPTS: "3" },
+    {
+      EINVOICE_TRANSMIT_WAIT_MS: "5000",
+      EINVOICE_MAX_ATTEMPTS: "3",
+      EINVOICE_RETRY_BASE_MS: "4000",
+      EINVOICE_RETRY_MAX_MS: "8000",
+    },
   );
   service.startWorker(4);
   const [a, b] = service.tenants;
