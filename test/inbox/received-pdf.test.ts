@@ -251,7 +251,8 @@ test("a received invoice of 100,000 lines: its PDF is refused before rendering (
   const body = (await res.json()) as Json;
   const ms = ownMs(since);
   await new Promise((resolve) => setTimeout(resolve, 50));
-  const waits = (await probes.stop()).map((wait) => wait.ms);
+  // Three probes at least, the request's answer among them (seen: three in all on a loaded machine).
+  const waits = (await probes.stop(3)).map((wait) => wait.ms);
 
   assert.equal(res.status, 422, JSON.stringify(body));
   assert.equal(body.code, 422);
@@ -265,7 +266,6 @@ test("a received invoice of 100,000 lines: its PDF is refused before rendering (
     /over 2,097,152 characters of JSON; a PDF is printed from at most that/,
   );
   assert.ok(ms < 2000, `answered after ${ms.toFixed(0)} ms of the service's work`);
-  assert.ok(waits.length >= 3, `${waits.length} probes`);
   const longest = Math.max(...waits);
   t.diagnostic(
     `refused in ${ms.toFixed(0)} ms; /healthz at most ${longest.toFixed(0)} ms over ${waits.length} probes`,

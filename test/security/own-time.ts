@@ -49,16 +49,18 @@ export function ownMs(since: Schedule, from = since.at): number {
 export type Wait = { ms: number; wall: number; during: string };
 
 /**
- * Asks `url`/healthz one request at a time, 10 ms apart, until `stop`: how long each waited from
+ * Asks `url`/healthz one request at a time, 10 ms apart, until `stop` (and until at least as many as
+ * it is given have answered: on a loaded machine a probe can take 40 ms): how long each waited from
  * when it was due (so that an event loop held up before a probe's timer could fire counts too), of
  * this process's own time (the server under test runs in it) and on the clock. `during` names what
  * each wait is put down to, when the test sends several things in turn.
  */
 export function probeHealthz(url: string, during: () => string = () => "") {
   let probing = true;
+  let atLeast = 0;
   const waits: Wait[] = [];
   const probing$ = (async () => {
-    while (probing) {
+    while (probing || waits.length < atLeast) {
       const [due, since] = [performance.now() + 10, schedule()];
       await new Promise((resolve) => setTimeout(resolve, 10));
       const res = await fetch(`${url}/healthz`);
@@ -69,7 +71,8 @@ export function probeHealthz(url: string, during: () => string = () => "") {
   })();
   return {
     waits,
-    async stop(): Promise<Wait[]> {
+    async stop(minimum = 0): Promise<Wait[]> {
+      atLeast = minimum;
       probing = false;
       await probing$;
       return waits;
