@@ -118,20 +118,32 @@ test("a large UBL body goes to the thread alone: a small one of another business
   const small = generateUbl(10, { supplier: { ...randomSupplier(10), tin: TIN }, lines: 2 }).xml;
   assert.ok(Buffer.byteLength(large) > 256 * 1024 && Buffer.byteLength(large) <= UBL_READ_BYTES);
   assert.ok((await pool.read({ body: small, signer: SIGNER })).ok);
-  const answered = new Map<string, number>();
-  const read = (businessId: string, name: string, body: string) =>
-    pool.read({ body, signer: { ...SIGNER, businessId } }).then((answer) => {
-      assert.ok(answer.ok);
-      answered.set(name, performance.now());
-    });
-  // In turn: a1, b1, a2, a3. a1 goes alone; b1 goes with a2; a3 last, a large read after them.
-  await Promise.all([
-    read("a", "a1", large),
-    read("a", "a2", large),
-    read("a", "a3", large),
-    read("b", "b1", small),
-  ]);
-  const gap = (answered.get("a3") ?? 0) - (answered.get("b1") ?? 0);
-  t.diagnostic(`b1 answered ${gap.toFixed(1)} ms before a3`);
-  assert.ok(gap > 5, `b1 answered ${gap.toFixed(1)} ms before a3, not with it`);
+  /** How long before a3 b1 was answered, in one round of the four reads. */
+  const round = async () => {
+    const answered = new Map<string, number>();
+    const read = (businessId: string, name: string, body: string) =>
+      pool.read({ body, signer: { ...SIGNER, businessId } }).then((answer) => {
+        assert.ok(answer.ok);
+        answered.set(name, performance.now());
+      });
+    // In turn: a1, b1, a2, a3. a1 goes alone; b1 goes with a2; a3 last, a large read after them.
+    await Promise.all([
+      read("a", "a1", large),
+      read("a", "a2", large),
+      read("a", "a3", large),
+      read("b", "b1", small),
+    ]);
+    return (answered.get("a3") ?? 0) - (answered.get("b1") ?? 0);
+  };
+  // Up to three rounds: the answers are timed on this event loop, and a host that takes its CPU
+  // away while the thread reads on (seen once: 1.0 ms apart, in a run where others were 89 to 129)
+  // hands both answers over at once; b1 read with a3 is answered with it in every round.
+  const gaps: number[] = [];
+  while (gaps.length < 3) {
+    const gap = await round();
+    t.diagnostic(`b1 answered ${gap.toFixed(1)} ms before a3`);
+    if (gap > 5) return;
+    gaps.push(gap);
+  }
+  assert.fail(`b1 answered ${gaps.map((gap) => gap.toFixed(1)).join(", ")} ms before a3, not with it`);
 });
