@@ -20,6 +20,9 @@ import {
 
 const API = "/api/v1/einvoice";
 
+/** What a process wrote on stderr so far, for the message of a wait that timed out. */
+const stderrOf = new WeakMap<ChildProcess, () => string>();
+
 function spawnCli(t: TestContext, args: string[], env: Record<string, string>): ChildProcess {
   const child = spawn(process.execPath, [...EINVOICE, ...args], {
     cwd: REPO_ROOT,
@@ -30,6 +33,7 @@ function spawnCli(t: TestContext, args: string[], env: Record<string, string>): 
   child.stderr?.on("data", (c: Buffer) => {
     stderr += c.toString();
   });
+  stderrOf.set(child, () => stderr);
   t.after(async () => {
     if (child.exitCode !== null || child.signalCode !== null) return;
     child.kill("SIGTERM");
@@ -159,11 +163,21 @@ test(`2 API processes and 2 workers on one ${ENGINE} database: ${SIGNS} concurre
           .executeTakeFirstOrThrow()
       ).n,
     );
+  // A wait that times out says where the outbox and the workers stood (seen once on a loaded
+  // machine, with nothing else to go by).
   await eventually(
     async () => (await count("TRANSMITTED")) === transmittable,
     240_000,
     "every sign-transmit delivered",
-  );
+  ).catch(async (err: Error) => {
+    const workersNow = workers.map(
+      (w, i) =>
+        `worker ${i}: exit ${w.exitCode} signal ${w.signalCode}, stderr ${JSON.stringify((stderrOf.get(w)?.() ?? "").slice(-2000))}`,
+    );
+    throw new Error(
+      `${err.message}: ${await count("TRANSMITTED")} of ${transmittable} transmitted; outbox ${JSON.stringify(await check.transmission.stats())}; ${workersNow.join("; ")}`,
+    );
+  });
 
   const total = Number(
     (
