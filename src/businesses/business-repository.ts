@@ -1,5 +1,5 @@
 import { type RawBuilder, sql } from "kysely";
-import { type Db, type Executor, engineOf, powerOfTwoChunks } from "../db/database.ts";
+import { chunksFor, type Db, type Executor, engineOf } from "../db/database.ts";
 import type { ApiKeyTable, Business, NewBusinessRow } from "../db/schema.ts";
 
 /** Where a business's hash chain ends: the hash of its latest signed invoice and the chain's length. */
@@ -39,7 +39,7 @@ export function businessRepository(db: Db) {
     },
     /** Moves the heads of several chains in one statement per chunk. */
     async setChainHeads(heads: readonly ChainHead[], tx: Executor): Promise<void> {
-      for (const chunk of powerOfTwoChunks(heads)) {
+      for (const chunk of chunksFor(tx, heads)) {
         const cases = (value: (head: ChainHead) => RawBuilder<unknown>) =>
           sql.join(
             chunk.map((head) => sql`when ${head.id} then ${value(head)}`),

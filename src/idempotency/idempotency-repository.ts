@@ -1,5 +1,5 @@
 import { sql } from "kysely";
-import { type Db, type Executor, engineOf, powerOfTwoChunks } from "../db/database.ts";
+import { chunksFor, type Db, type Executor, engineOf } from "../db/database.ts";
 import type { IdempotencyKeyTable } from "../db/schema.ts";
 import type { KeptAnswer } from "./answers.ts";
 
@@ -139,13 +139,13 @@ export function idempotencyRepository(db: Db) {
     ...answerStatements(db),
 
     /**
-     * Claims keys nobody holds, in one statement per power-of-two chunk: for each row, false when a
+     * Claims keys nobody holds, in one statement per chunk (chunksFor): for each row, false when a
      * row for its key exists, or an earlier row of the same call took it (the primary key decides).
      * Which rows went in is told by their claim tokens, each request's own.
      */
     async insertClaims(rows: readonly KeyRow[], tx: Executor = db): Promise<boolean[]> {
       const won = new Set<string>();
-      for (const chunk of powerOfTwoChunks(rows)) {
+      for (const chunk of chunksFor(tx, rows)) {
         const inserted = await tx
           .insertInto("idempotency_keys")
           .values(chunk)

@@ -1,5 +1,5 @@
 import { type CompiledQuery, sql } from "kysely";
-import { type Db, type Executor, engineOf, powerOfTwoChunks } from "../db/database.ts";
+import { chunksFor, type Db, type Executor, engineOf } from "../db/database.ts";
 import type { InvoicePaymentTable, InvoiceTable } from "../db/schema.ts";
 
 /** One entry of an invoice's append-only history: what happened, when, and who did it. */
@@ -68,19 +68,19 @@ export function invoiceRepository(db: Db) {
       actor: event.actor,
       detail: JSON.stringify(event.detail),
     }));
-    for (const chunk of powerOfTwoChunks(rows)) await tx.insertInto("invoice_events").values(chunk).execute();
+    for (const chunk of chunksFor(tx, rows)) await tx.insertInto("invoice_events").values(chunk).execute();
   }
 
   return {
     /** Throws a unique violation when an IRN exists: the constraint has the last word. */
     async insertMany(rows: readonly InvoiceTable[], tx: Executor = db): Promise<void> {
-      for (const chunk of powerOfTwoChunks(rows)) await tx.insertInto("invoices").values(chunk).execute();
+      for (const chunk of chunksFor(tx, rows)) await tx.insertInto("invoices").values(chunk).execute();
     },
 
     /** Which of these IRNs are registered already. */
     async existing(irns: readonly string[], tx: Executor = db): Promise<Set<string>> {
       const found = new Set<string>();
-      for (const chunk of powerOfTwoChunks([...new Set(irns)], 256)) {
+      for (const chunk of chunksFor(tx, [...new Set(irns)], 256)) {
         const rows = await tx.selectFrom("invoices").select("irn").where("irn", "in", chunk).execute();
         for (const row of rows) found.add(row.irn);
       }

@@ -1,5 +1,5 @@
 import { type Insertable, sql } from "kysely";
-import { type Db, type Executor, engineOf, powerOfTwoChunks } from "../db/database.ts";
+import { chunksFor, type Db, type Executor, engineOf } from "../db/database.ts";
 import type { JobKind, JobState, OutboxJob, OutboxJobTable } from "../db/schema.ts";
 
 export type Lease = { owner: string; now: string; until: string };
@@ -31,7 +31,7 @@ export function outboxRepository(db: Db) {
         }),
       );
       const ids: number[] = [];
-      for (const chunk of powerOfTwoChunks(rows)) {
+      for (const chunk of chunksFor(tx, rows)) {
         const created = await tx.insertInto("outbox_jobs").values(chunk).returning("id").execute();
         ids.push(...created.map((row) => row.id).sort((a, b) => a - b));
       }

@@ -4,7 +4,7 @@ import SQLite from "better-sqlite3";
 import { sql } from "kysely";
 import pg from "pg";
 import { batcher, type Outcome } from "../../src/batcher.ts";
-import { powerOfTwoChunks, writeTransaction } from "../../src/db/database.ts";
+import { chunksFor, powerOfTwoChunks, writeTransaction } from "../../src/db/database.ts";
 import { isUniqueViolation } from "../../src/invoices/invoice-repository.ts";
 import { build, ENGINE, freshInvoice, type Json, tenant } from "../helpers.ts";
 
@@ -94,6 +94,27 @@ test("power-of-two chunks keep every row, in order, in a few statement sizes", (
       assert.ok(chunk.length <= 64 && (chunk.length & (chunk.length - 1)) === 0, `n=${n}: ${chunk.length}`);
     }
   }
+});
+
+test(`multi-row statements on ${ENGINE}: chunks of a few sizes on SQLite, as few as the limit allows on PostgreSQL`, async (t) => {
+  const { ctx } = await build(t);
+  const sizes = (n: number, max?: number) =>
+    chunksFor(
+      ctx.db,
+      Array.from({ length: n }, (_, i) => i),
+      max,
+    ).map((chunk) => chunk.length);
+  // SQLite keeps prepared statements by text; PostgreSQL prepares each anew, and each chunk is a
+  // round trip (a sign batch's, under its chains' lock).
+  if (ENGINE === "sqlite") {
+    assert.deepEqual(sizes(7), [4, 2, 1]);
+    assert.deepEqual(sizes(70), [64, 4, 2]);
+  } else {
+    assert.deepEqual(sizes(7), [7]);
+    assert.deepEqual(sizes(70), [64, 6]);
+    assert.deepEqual(sizes(300, 256), [256, 44]);
+  }
+  assert.deepEqual(sizes(0), []);
 });
 
 test(`a sign batch on ${ENGINE}: duplicates within it and before it fail alone, the rest chain in order`, async (t) => {

@@ -21,7 +21,7 @@ test(`enqueue on ${ENGINE}: one pending row each, due at once, ids in the order 
   const queue = outboxQueue(outboxRepository(db));
   const at = "2026-03-01T10:00:00.000Z";
 
-  // 70 rows: a chunk of 64, then 4 and 2 (powerOfTwoChunks).
+  // 70 rows: a chunk of 64, then 4 and 2 on SQLite, 6 on PostgreSQL (chunksFor).
   const items = Array.from({ length: 70 }, (_, i) => ({ irn: `IRN-${i}`, businessId: `B${i % 3}` }));
   const ids = await db.transaction().execute((tx) => queue.enqueue("delivery", items, at, tx));
   assert.equal(ids.length, items.length);
