@@ -5,6 +5,21 @@ import type { ApiKeyTable, Business, NewBusinessRow } from "../db/schema.ts";
 /** Where a business's hash chain ends: the hash of its latest signed invoice and the chain's length. */
 export type ChainHead = { id: string; chain_head: string | null; chain_length: number };
 
+/** The statements that move the heads of several chains (one a chunk), to run with others (executeTogether). */
+function chainHeadUpdates(heads: readonly ChainHead[], tx: Executor) {
+  return chunksFor(tx, heads).map((chunk) => {
+    const cases = (value: (head: ChainHead) => RawBuilder<unknown>) =>
+      sql.join(
+        chunk.map((head) => sql`when ${head.id} then ${value(head)}`),
+        sql` `,
+      );
+    return sql`update businesses
+      set chain_head = case id ${cases((head) => sql`cast(${head.chain_head} as text)`)} end,
+        chain_length = case id ${cases((head) => sql`cast(${head.chain_length} as integer)`)} end
+      where id in (${sql.join(chunk.map((head) => head.id))})`;
+  });
+}
+
 export function businessRepository(db: Db) {
   return {
     async insert(row: NewBusinessRow, tx: Executor = db): Promise<void> {
@@ -37,20 +52,8 @@ export function businessRepository(db: Db) {
         .orderBy("id");
       return engineOf(tx) === "postgres" ? query.forUpdate().execute() : query.execute();
     },
-    /** Moves the heads of several chains in one statement per chunk. */
-    async setChainHeads(heads: readonly ChainHead[], tx: Executor): Promise<void> {
-      for (const chunk of chunksFor(tx, heads)) {
-        const cases = (value: (head: ChainHead) => RawBuilder<unknown>) =>
-          sql.join(
-            chunk.map((head) => sql`when ${head.id} then ${value(head)}`),
-            sql` `,
-          );
-        await sql`update businesses
-          set chain_head = case id ${cases((head) => sql`cast(${head.chain_head} as text)`)} end,
-            chain_length = case id ${cases((head) => sql`cast(${head.chain_length} as integer)`)} end
-          where id in (${sql.join(chunk.map((head) => head.id))})`.execute(tx);
-      }
-    },
+    /** Moves the heads of several chains, run with the batch's other writes (executeTogether). */
+    chainHeadUpdates,
     async list(tx: Executor = db): Promise<Business[]> {
       return tx.selectFrom("businesses").selectAll().orderBy("created_at").orderBy("id").execute();
     },

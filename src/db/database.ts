@@ -2,12 +2,14 @@ import fs from "node:fs";
 import path from "node:path";
 import SQLite from "better-sqlite3";
 import {
+  type Compilable,
   CompiledQuery,
   type DatabaseConnection,
   type Driver,
   Kysely,
   PostgresAdapter,
   PostgresDialect,
+  type RawBuilder,
   type SqliteDatabase,
   SqliteDialect,
   SqliteDriver,
@@ -283,3 +285,28 @@ export function chunksFor<T>(tx: Pick<Kysely<unknown>, "getExecutor">, rows: rea
   for (let at = 0; at < rows.length; at += max) chunks.push(rows.slice(at, at + max));
   return chunks;
 }
+
+/** PostgreSQL's bound on the parameters of one statement. */
+const POSTGRES_PARAMETERS = 65_535;
+
+/**
+ * Writes that return nothing, run together: on PostgreSQL as one statement (each a data-modifying
+ * WITH clause: one round trip, where a sign batch's writes were one each under its chain lock), on
+ * SQLite one after the other (it has no round trips to save). The clauses see the same snapshot
+ * and none sees another's rows; foreign keys are checked at the statement's end, so an invoice and
+ * its history can go in together. Past PostgreSQL's parameters a statement, they run one by one.
+ */
+export async function executeTogether(tx: Executor, statements: readonly Statement[]): Promise<void> {
+  if (engineOf(tx) === "postgres" && statements.length > 1) {
+    const clauses = statements.map((statement, i) => sql`${sql.raw(`w${i}`)} as (${statement})`);
+    const together = sql`with ${sql.join(clauses)} select 1`.compile(tx);
+    if (together.parameters.length <= POSTGRES_PARAMETERS) {
+      await tx.executeQuery(together);
+      return;
+    }
+  }
+  for (const statement of statements) await sql`${statement}`.execute(tx);
+}
+
+/** A statement built and not run: a query builder's, or raw SQL. */
+export type Statement = Compilable | RawBuilder<unknown>;

@@ -59,8 +59,8 @@ export function stateQuery(tx: Executor, irn: string, businessId: string): Compi
 
 // biome-ignore lint/complexity/noExcessiveLinesPerFunction: a repository: one short closure per statement
 export function invoiceRepository(db: Db) {
-  /** Appends to several histories at once, in the order given. */
-  async function addEvents(entries: ReadonlyArray<{ irn: string; event: InvoiceEvent }>, tx: Executor = db) {
+  /** The statements that append to several histories at once, in the order given (one a chunk). */
+  function eventInserts(entries: ReadonlyArray<{ irn: string; event: InvoiceEvent }>, tx: Executor) {
     const rows = entries.map(({ irn, event }) => ({
       irn,
       at: event.at,
@@ -68,14 +68,22 @@ export function invoiceRepository(db: Db) {
       actor: event.actor,
       detail: JSON.stringify(event.detail),
     }));
-    for (const chunk of chunksFor(tx, rows)) await tx.insertInto("invoice_events").values(chunk).execute();
+    return chunksFor(tx, rows).map((chunk) => tx.insertInto("invoice_events").values(chunk));
   }
 
+  /** Appends to several histories at once, in the order given. */
+  async function addEvents(entries: ReadonlyArray<{ irn: string; event: InvoiceEvent }>, tx: Executor = db) {
+    for (const statement of eventInserts(entries, tx)) await statement.execute();
+  }
+
+  /** The statements that insert these invoices (one a chunk), to run with others (executeTogether). */
+  const inserts = (rows: readonly InvoiceTable[], tx: Executor) =>
+    chunksFor(tx, rows).map((chunk) => tx.insertInto("invoices").values(chunk));
+
   return {
-    /** Throws a unique violation when an IRN exists: the constraint has the last word. */
-    async insertMany(rows: readonly InvoiceTable[], tx: Executor = db): Promise<void> {
-      for (const chunk of chunksFor(tx, rows)) await tx.insertInto("invoices").values(chunk).execute();
-    },
+    /** Run, they throw a unique violation when an IRN exists: the constraint has the last word. */
+    inserts,
+    eventInserts,
 
     /** Which of these IRNs are registered already. */
     async existing(irns: readonly string[], tx: Executor = db): Promise<Set<string>> {

@@ -1,5 +1,5 @@
 import type { Sealer } from "../crypto/sealer.ts";
-import type { Executor } from "../db/database.ts";
+import { type Executor, executeTogether, type Statement } from "../db/database.ts";
 import type { InvoiceTable, StoredInvoiceStatus, StoredPaymentStatus } from "../db/schema.ts";
 import { openDocument } from "../documents/stored.ts";
 import { PAYMENT_STATUSES, type PaymentStatus } from "../reference/data.ts";
@@ -99,7 +99,8 @@ export function invoiceLifecycle(deps: {
   invoices: Pick<
     InvoiceRepository,
     | "findByIrn"
-    | "insertMany"
+    | "inserts"
+    | "eventInserts"
     | "setStatus"
     | "changeStatusIf"
     | "changePaymentIf"
@@ -142,8 +143,13 @@ export function invoiceLifecycle(deps: {
    * queued deliveries' job ids by IRN. `subscribed`: the businesses with a webhook, when the caller
    * read them already (before the chains are locked, see registration/register.ts).
    */
-  async function write(effects: Effects, tx: Executor, subscribed?: ReadonlySet<string>) {
-    if (effects.history.length > 0) await invoices.addEvents(effects.history, tx);
+  async function write(
+    effects: Effects,
+    tx: Executor,
+    subscribed?: ReadonlySet<string>,
+    historyWritten = false,
+  ) {
+    if (!historyWritten && effects.history.length > 0) await invoices.addEvents(effects.history, tx);
     for (const { message, businessId, at } of effects.forwards)
       await forwarder.forward(message, businessId, at, tx);
     if (effects.notices.length > 0) await notifier.notifyMany(effects.notices, tx, subscribed);
@@ -324,12 +330,20 @@ export function invoiceLifecycle(deps: {
       signed: ReadonlyArray<{ row: InvoiceTable; actor: string }>,
       tx: Executor,
       subscribed?: ReadonlySet<string>,
+      alongside: readonly Statement[] = [],
     ): Promise<Map<string, number>> {
-      await invoices.insertMany(
-        signed.map(({ row }) => row),
-        tx,
-      );
-      return write(signedEffects(signed), tx, subscribed);
+      const effects = signedEffects(signed);
+      // The invoices, their first history entries and what the caller adds (the chains' heads) go
+      // together: on PostgreSQL one round trip, where a sign batch makes them under its chain lock.
+      await executeTogether(tx, [
+        ...invoices.inserts(
+          signed.map(({ row }) => row),
+          tx,
+        ),
+        ...invoices.eventInserts(effects.history, tx),
+        ...alongside,
+      ]);
+      return write(effects, tx, subscribed, true);
     },
 
     /**

@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import SQLite from "better-sqlite3";
-import { sql } from "kysely";
+import { type Kysely, sql } from "kysely";
 import pg from "pg";
 import { batcher, type Outcome } from "../../src/batcher.ts";
-import { chunksFor, powerOfTwoChunks, writeTransaction } from "../../src/db/database.ts";
+import { chunksFor, executeTogether, powerOfTwoChunks, writeTransaction } from "../../src/db/database.ts";
 import { isUniqueViolation } from "../../src/invoices/invoice-repository.ts";
 import { build, ENGINE, freshInvoice, type Json, tenant } from "../helpers.ts";
 
@@ -115,6 +115,45 @@ test(`multi-row statements on ${ENGINE}: chunks of a few sizes on SQLite, as few
     assert.deepEqual(sizes(300, 256), [256, 44]);
   }
   assert.deepEqual(sizes(0), []);
+});
+
+test(`writes run together on ${ENGINE}: one statement on PostgreSQL (one snapshot, foreign keys checked at its end), in turn on SQLite`, async (t) => {
+  const { ctx } = await build(t);
+  await sql`create table parent (id integer primary key)`.execute(ctx.db);
+  await sql`create table child (id integer primary key, parent integer not null references parent (id), seen integer)`.execute(
+    ctx.db,
+  );
+  const db = ctx.db as unknown as Kysely<{
+    parent: { id: number };
+    child: { id: number; parent: number; seen: number };
+  }>;
+  /** A parent and its child; the child counts the parents it sees. */
+  const family = (id: number) => [
+    db.insertInto("parent").values({ id }),
+    sql`insert into child (id, parent, seen) select ${id}, ${id}, count(*) from parent`,
+  ];
+  await writeTransaction(ctx.db, (tx) => executeTogether(tx, family(1)));
+  const seen = async (id: number) =>
+    Number((await db.selectFrom("child").select("seen").where("id", "=", id).executeTakeFirstOrThrow()).seen);
+  // Together, the child's clause does not see the parent inserted beside it; its key still holds.
+  assert.equal(await seen(1), ENGINE === "postgres" ? 0 : 1);
+  // Past PostgreSQL's 65,535 parameters a statement, they run in turn there too.
+  // (Three of 30,000: SQLite's own bound is 32,766 a statement.)
+  const many = [0, 1, 2].map((n) =>
+    db.insertInto("parent").values(Array.from({ length: 30_000 }, (_, i) => ({ id: 1000 + n * 30_000 + i }))),
+  );
+  await writeTransaction(ctx.db, (tx) => executeTogether(tx, [...many, ...family(2)]));
+  assert.equal(await seen(2), 90_002);
+  // A child without its parent fails the key at the statement's end, and nothing of it stays.
+  await assert.rejects(
+    writeTransaction(ctx.db, (tx) =>
+      executeTogether(tx, [
+        db.insertInto("parent").values({ id: 3 }),
+        sql`insert into child (id, parent) values (4, 4)`,
+      ]),
+    ),
+  );
+  assert.equal((await db.selectFrom("parent").select("id").where("id", "=", 3).execute()).length, 0);
 });
 
 test(`a sign batch on ${ENGINE}: duplicates within it and before it fail alone, the rest chain in order`, async (t) => {

@@ -40,7 +40,7 @@ export type Registered = { irn: string; jobId: number | undefined };
 export function groupCommit(deps: {
   db: Db;
   invoices: Pick<InvoiceRepository, "existing">;
-  businesses: Pick<BusinessRepository, "lockChains" | "setChainHeads">;
+  businesses: Pick<BusinessRepository, "lockChains" | "chainHeadUpdates">;
   /** The key sealed values are stored under, read in the transaction that stores them. */
   sealing: Pick<SealingService, "under">;
   signer: Pick<Signer, "signCanonicalOffLoop">;
@@ -128,14 +128,15 @@ export function groupCommit(deps: {
     if (signed.length === 0) return outcomes;
     // The batch's signatures are worked out side by side on the thread pool while the loop goes on.
     await Promise.all(signatures);
+    // The chains' heads move in the statement that stores the invoices (one round trip on PostgreSQL).
     const jobs = await lifecycle.signed(
       signed.map(({ item, row }) => ({ row, actor: actorOf(item.principal) })),
       tx,
       subscribers,
-    );
-    await businesses.setChainHeads(
-      [...new Set(signed.map(({ row }) => row.business_id))].map((id) => heads.get(id) as ChainHead),
-      tx,
+      businesses.chainHeadUpdates(
+        [...new Set(signed.map(({ row }) => row.business_id))].map((id) => heads.get(id) as ChainHead),
+        tx,
+      ),
     );
     for (const outcome of outcomes) if (outcome.ok) outcome.value.jobId = jobs.get(outcome.value.irn);
     return outcomes;
