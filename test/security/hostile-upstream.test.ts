@@ -4,6 +4,7 @@ import { type TestContext, test } from "node:test";
 import zlib from "node:zlib";
 import { dbEnv, openContext, startServer } from "../cli/run.ts";
 import { type Json, tenant } from "../helpers.ts";
+import { untilOnePasses } from "../threads/event-loop-wait.ts";
 import { pullServer } from "../transmission/mbs.ts";
 import { ownMs, schedule } from "./own-time.ts";
 
@@ -198,13 +199,12 @@ test("serve collecting from a hostile MBS: under 512 MB, /healthz within 200 ms,
   // that no wait for a CPU explains, seconds apart), which no figure inside the machine shows, and
   // such pauses come in bursts (seen: 311 ms, then 391 ms in the second collection, on a tree whose
   // other runs stalled at most 42 ms); an answer that stalls the event loop does so each time it is read.
-  const slowest: number[] = [];
-  while (slowest.length < 3) {
-    const ms = await collectFromHostileMbs(t);
-    if (ms < 200) return;
-    slowest.push(ms);
-  }
-  assert.fail(
+  const slowest = await untilOnePasses(
+    () => collectFromHostileMbs(t),
+    (ms) => ms < 200,
+  );
+  assert.ok(
+    slowest.some((ms) => ms < 200),
     `/healthz took ${slowest.map((ms) => ms.toFixed(0)).join(", ")} ms in three collections, waits for a CPU taken off`,
   );
 });
