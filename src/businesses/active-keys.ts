@@ -23,16 +23,21 @@ export const REVOCATION_SETTLES_MS = 2 * CHANGES_LOOKED_AT_MS;
  *   `forget` before they answer.
  * A row is read after the look that vouches for it. A read that began before a `forget` is not kept.
  * Unknown and revoked keys are never kept: a key created elsewhere works on its first request.
- * Where the engine has no such counter (PostgreSQL), or the counter cannot tell at that moment
- * (inside a transaction that may read an older snapshot), the lookup reads the row.
+ * On PostgreSQL the counter is a row the triggers on `api_keys` move (migration-0019.ts), read on
+ * the pool: the look is a round trip, so a request that finds the last one too old waits for the
+ * next, which the requests arriving meanwhile share, and a look vouches from the moment it began
+ * (its snapshot is taken after that). Where the counter cannot tell at that moment (inside a
+ * transaction that may read an older snapshot, or the database unreachable), the lookup reads the
+ * row.
  */
 export function activeKeys(deps: {
   find(apiKey: string): Promise<ApiKeyTable | undefined>;
   /**
-   * A value that changes whenever another connection commits (database.ts's `changeCounter`); it
-   * answers undefined when it cannot tell at that moment. Undefined: keep nothing.
+   * A value that changes whenever a credential may have changed, by a commit of another connection
+   * (SQLite: database.ts's `changeCounter`; PostgreSQL: the repository's `credentialsVersion`,
+   * asynchronous); it answers undefined when it cannot tell at that moment. Undefined: keep nothing.
    */
-  changes: (() => number | undefined) | undefined;
+  changes: (() => number | undefined | Promise<number | undefined>) | undefined;
   limit?: number;
   /** Milliseconds from some fixed point (tests move it). */
   now?: () => number;
@@ -46,13 +51,14 @@ export function activeKeys(deps: {
   /** Moves on every `forget`: a read begun before one is not kept. */
   let forgets = 0;
 
-  /** Whether the kept rows are vouched for now, looking at the counter again if need be. */
-  function vouched(): boolean {
-    if (!changes) return false;
-    const at = now();
-    if (at - lookedAt <= CHANGES_LOOKED_AT_MS) return true;
-    const version = changes();
+  /** The look at the counter under way, when it is asynchronous: when it began, and its verdict. */
+  let looking: { at: number; vouches: Promise<boolean> } | undefined;
+
+  /** The counter read by a look that began at `at`: the kept rows go when it moved. */
+  function looked(at: number, version: number | undefined): boolean {
     if (version === undefined) return false;
+    // A later look has answered already: it vouches for whoever waited on this one.
+    if (at < lookedAt) return true;
     if (version !== keptAt) {
       kept.clear();
       keptAt = version;
@@ -61,9 +67,32 @@ export function activeKeys(deps: {
     return true;
   }
 
+  /** Whether the kept rows are vouched for now, looking at the counter again if need be. */
+  function vouched(): boolean | Promise<boolean> {
+    if (!changes) return false;
+    const at = now();
+    if (at - lookedAt <= CHANGES_LOOKED_AT_MS) return true;
+    if (looking && at - looking.at <= CHANGES_LOOKED_AT_MS) return looking.vouches;
+    const version = changes();
+    if (!(version instanceof Promise)) return looked(at, version);
+    const look = {
+      at,
+      vouches: version.then(
+        (answered) => looked(at, answered),
+        () => false,
+      ),
+    };
+    looking = look;
+    void look.vouches.finally(() => {
+      if (looking === look) looking = undefined;
+    });
+    return look.vouches;
+  }
+
   return {
     async find(apiKey: string): Promise<ApiKeyTable | undefined> {
-      if (!vouched()) return find(apiKey);
+      const vouches = vouched();
+      if (!(vouches === true || (vouches !== false && (await vouches)))) return find(apiKey);
       const hit = kept.get(apiKey);
       if (hit) return hit;
       const [began, version] = [forgets, keptAt];

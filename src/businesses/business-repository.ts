@@ -88,6 +88,22 @@ export function businessRepository(db: Db) {
     async findKey(apiKey: string, tx: Executor = db): Promise<ApiKeyTable | undefined> {
       return tx.selectFrom("api_keys").selectAll().where("api_key", "=", apiKey).executeTakeFirst();
     },
+    /**
+     * The counter every change to `api_keys` moves (migration-0019.ts), as a number; undefined when
+     * it cannot be read (the database unreachable, say): then nothing is vouched for.
+     */
+    async credentialsVersion(): Promise<number | undefined> {
+      try {
+        const row = await db
+          .selectFrom("credential_changes")
+          .select("version")
+          .where("id", "=", 1)
+          .executeTakeFirst();
+        return row === undefined ? undefined : Number(row.version);
+      } catch {
+        return undefined;
+      }
+    },
     async revokeKey(apiKey: string, at: string, tx: Executor = db): Promise<void> {
       await tx
         .updateTable("api_keys")

@@ -59,9 +59,9 @@ export function businessService(deps: {
   /**
    * The secret last verified against each row `activeKeys` keeps, as UTF-8: a request that presents
    * it again is compared with it (constant time) instead of hashed, which took 4% of a validate's
-   * event loop. It lives as long as the kept row: a revocation, or any commit by another connection,
-   * drops the row (active-keys.ts) and the next request is hashed again. A row read afresh each
-   * time (PostgreSQL) never matches. Held in this process's memory only, where every request's
+   * event loop. It lives as long as the kept row: a revocation, or a commit elsewhere that may
+   * change a credential, drops the row (active-keys.ts) and the next request is hashed again. A row
+   * read afresh (one not kept) never matches. Held in this process's memory only, where every request's
    * secret passes anyway; a wrong secret is always hashed.
    */
   const verified = new WeakMap<ApiKeyTable, Buffer>();

@@ -5,6 +5,7 @@ import { partialPayments } from "./migration-0008.ts";
 import { reportNumbersAndBounds } from "./migration-0015.ts";
 import { receivedInvoices0017 } from "./migration-0017.ts";
 import { pullJobs0018 } from "./migration-0018.ts";
+import { credentialChanges0019 } from "./migration-0019.ts";
 import { generatedId } from "./migration-ids.ts";
 import type { Database } from "./schema.ts";
 
@@ -324,6 +325,12 @@ const migrations: Record<string, Migration> = {
     async up(db: Kysely<unknown>) {
       if (engineOf(db) === "sqlite") await db.transaction().execute(pullJobs0018);
       else await pullJobs0018(db);
+    },
+  },
+  "0019_credential_changes": {
+    async up(db: Kysely<unknown>) {
+      if (engineOf(db) === "sqlite") await db.transaction().execute(credentialChanges0019);
+      else await credentialChanges0019(db);
     },
   },
 };

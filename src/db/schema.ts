@@ -250,6 +250,15 @@ export interface DashboardSessionTable {
   not_before: string;
 }
 
+/**
+ * One row: a counter the triggers on `api_keys` move with every change to it, in the same
+ * transaction (migration-0019.ts, active-keys.ts).
+ */
+export interface CredentialChangesTable {
+  id: number;
+  version: number | string;
+}
+
 /** RECEIVED until the buyer acknowledges or rejects it (inbox/). */
 export type ReceivedStatus = "RECEIVED" | "ACKNOWLEDGED" | "REJECTED";
 /**
@@ -339,6 +348,7 @@ export interface Database {
   received_invoices: ReceivedInvoiceTable;
   received_invoice_events: ReceivedInvoiceEventTable;
   inbox_pulls: InboxPullTable;
+  credential_changes: CredentialChangesTable;
 }
 
 export type Business = Selectable<BusinessTable>;

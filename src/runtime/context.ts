@@ -119,7 +119,9 @@ export async function createContext(config: Config) {
     audit: auditLog,
     activeKeys: activeKeys({
       find: (apiKey) => businessesRepo.findActiveKey(apiKey),
-      changes: changeCounter(db),
+      // SQLite's data_version moves with any other connection's commit and costs no statement;
+      // PostgreSQL has none, and reads the row the triggers on api_keys move.
+      changes: changeCounter(db) ?? (() => businessesRepo.credentialsVersion()),
     }),
     pepper: keyring.pepper,
   });
