@@ -218,6 +218,21 @@ export async function writeTransaction<T>(
   }
 }
 
+/**
+ * Work that is a single statement on PostgreSQL (one multi-row statement, or several joined by
+ * `executeTogether`) run there on its own: a statement is a transaction by itself, so `begin` and
+ * `commit` would be two round trips that every request of the batch waits for, and nothing more. On
+ * SQLite, where the same work is several statements, in a write transaction (`options` as there);
+ * PostgreSQL commits it durably.
+ */
+export function alone<T>(
+  db: Db,
+  work: (tx: Executor) => Promise<T>,
+  options: { flush?: boolean } = {},
+): Promise<T> {
+  return engineOf(db) === "postgres" ? work(db) : writeTransaction(db, work, options);
+}
+
 async function tryBeginImmediate(connection: Executor): Promise<boolean> {
   await sql`pragma busy_timeout = 0`.execute(connection);
   try {

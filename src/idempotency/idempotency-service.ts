@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { batcher } from "../batcher.ts";
-import { type Db, writeTransaction } from "../db/database.ts";
+import { alone, type Db, writeTransaction } from "../db/database.ts";
 import { DomainError } from "../errors.ts";
 import { keep, keptBody } from "./answers.ts";
 import { type Answer, type IdempotencyRepository, type KeyRow, NO_ANSWER } from "./idempotency-repository.ts";
@@ -64,40 +64,44 @@ export function idempotencyService(deps: {
 }) {
   const { db, keys, waitMs, quotaBytes } = deps;
 
-  // The claims (and the answers) of one turn of the event loop share one transaction, not a commit
-  // apiece. A claim is not flushed to disk: the request's own writes (its sign, then its stored
+  // The claims (and the answers) of one turn of the event loop share one commit, not one apiece. On
+  // SQLite a claim is not flushed to disk: the request's own writes (its sign, then its stored
   // answer) are, and flush it with them; lost in a power cut before them, it only lets the retry run.
+  // On PostgreSQL each of these batches is one statement, run without a transaction around it
+  // (`alone`), so flushed: one round trip where begin, the setting, the statement and commit made
+  // four, each of which the batch's requests waited for.
   const claiming = batcher<KeyRow, boolean>(
-    (rows) =>
-      writeTransaction(
-        db,
-        async (tx) => (await keys.insertClaims(rows, tx)).map((value) => ({ ok: true as const, value })),
-        { flush: false },
-      ),
+    async (rows) =>
+      (await alone(db, (tx) => keys.insertClaims(rows, tx), { flush: false })).map((value) => ({
+        ok: true as const,
+        value,
+      })),
     { maxBatch: 64, concurrency: 1 },
   );
-  // Each kept answer's bytes are counted for its business in the same transaction: one row per
+  // Each kept answer's bytes are counted for its business with it (storeAnswers): one row per
   // business and slot, updated in the order of the business ids, so that two processes' batches
   // never wait on each other's rows in opposite orders (a deadlock, on PostgreSQL).
   const storing = batcher<{ claim: Claim; answer: Answer; bytes: number }, boolean>(
-    (items) =>
-      writeTransaction(db, async (tx) => {
-        const stored = await keys.completeAll(
-          items.map(({ claim, answer }) => ({ id: idOf(claim), answer })),
+    async (items) => {
+      const slot = slotOf(Date.now());
+      const stored = await alone(db, (tx) =>
+        keys.storeAnswers(
+          items.map(({ claim, answer, bytes }) => ({ id: idOf(claim), answer, bytes })),
+          slot,
           tx,
-        );
-        const counted = new Map<string, number>();
-        items.forEach(({ claim, bytes }, i) => {
-          if (stored[i] && bytes > 0)
-            counted.set(claim.businessId, (counted.get(claim.businessId) ?? 0) + bytes);
-        });
-        const slot = slotOf(Date.now());
-        await keys.addUsages(
-          [...counted].map(([businessId, bytes]) => ({ businessId, slot, bytes })),
-          tx,
-        );
-        return stored.map((value) => ({ ok: true as const, value }));
-      }),
+        ),
+      );
+      return stored.map((value) => ({ ok: true as const, value }));
+    },
+    { maxBatch: 64, concurrency: 1 },
+  );
+  // The quota checks of one turn of the event loop, in one read.
+  const checking = batcher<string, { bytes: number; oldest: number | null }>(
+    async (businessIds) =>
+      (await keys.usages(businessIds, slotOf(Date.now() - KEY_TTL_MS))).map((value) => ({
+        ok: true as const,
+        value,
+      })),
     { maxBatch: 64, concurrency: 1 },
   );
 
@@ -165,8 +169,8 @@ export function idempotencyService(deps: {
    * by 15-minute slot, a slot's all expired 24 hours after its end, when Retry-After points.
    */
   async function overQuota(businessId: string): Promise<DomainError | undefined> {
+    const { bytes, oldest } = await checking.submit(businessId);
     const now = Date.now();
-    const { bytes, oldest } = await keys.usage(businessId, slotOf(now - KEY_TTL_MS));
     if (bytes < quotaBytes) return undefined;
     const freed = ((oldest ?? slotOf(now)) + 1) * USAGE_SLOT_MS + KEY_TTL_MS;
     const retryAfter = Math.max(1, Math.ceil((freed - now) / 1000));

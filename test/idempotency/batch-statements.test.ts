@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { test } from "node:test";
-import { writeTransaction } from "../../src/db/database.ts";
+import { alone, writeTransaction } from "../../src/db/database.ts";
 import {
   type Answer,
   idempotencyRepository,
@@ -127,4 +127,51 @@ test(`claims and answers of one batch on ${ENGINE}: each its own outcome, answer
   );
   assert.deepEqual(await keys.usage(a.business_id, 0), { bytes: 107, oldest: 10 });
   assert.deepEqual(await keys.usage(b.business_id, 0), { bytes: 5, oldest: 10 });
+});
+
+test(`answers stored with their usage on ${ENGINE}, alone: only a claim that still holds its key is stored and counted`, async (t) => {
+  const { ctx } = await build(t);
+  const [a, b, c] = [await tenant(ctx), await tenant(ctx), await tenant(ctx)];
+  const keys = idempotencyRepository(ctx.db);
+  const rows = [
+    claimOf(b.business_id, "b1"),
+    claimOf(a.business_id, "a1"),
+    claimOf(a.business_id, "a2"),
+    claimOf(b.business_id, "b2"),
+  ];
+  assert.deepEqual(await alone(ctx.db, (tx) => keys.insertClaims(rows, tx)), [true, true, true, true]);
+  const answer = (response: string): Answer => ({
+    status: 200,
+    retry_after: null,
+    response,
+    response_gzip: null,
+    response_bytes: null,
+    response_sha256: null,
+    replay: null,
+  });
+  const items = [
+    { id: rows[0] as KeyRow, answer: answer('{"b":1}'), bytes: 7 },
+    { id: rows[1] as KeyRow, answer: answer('{"a":1}'), bytes: 11 },
+    // Taken over meanwhile: neither stored nor counted.
+    { id: { ...(rows[2] as KeyRow), claim: "taken-over" }, answer: answer('{"a":2}'), bytes: 1000 },
+    { id: rows[2] as KeyRow, answer: answer('{"a":2}'), bytes: 13 },
+    // Nothing kept (an answer too large to keep): stored, counted as nothing.
+    { id: rows[3] as KeyRow, answer: answer('{"b":2}'), bytes: 0 },
+  ];
+  const stored = await alone(ctx.db, (tx) => keys.storeAnswers(items, 20, tx));
+  assert.deepEqual(stored, [true, true, false, true, true]);
+  assert.equal((await keys.find(rows[2] as KeyRow))?.response, '{"a":2}');
+  assert.equal((await keys.find(rows[3] as KeyRow))?.status, 200);
+  // Again into a slot with bytes already: added to them.
+  await alone(ctx.db, (tx) =>
+    keys.storeAnswers([{ id: rows[0] as KeyRow, answer: answer('{"b":1}'), bytes: 5 }], 21, tx),
+  );
+  assert.deepEqual(await keys.usages([a.business_id, c.business_id, b.business_id, a.business_id], 0), [
+    { bytes: 24, oldest: 20 },
+    { bytes: 0, oldest: null },
+    { bytes: 12, oldest: 20 },
+    { bytes: 24, oldest: 20 },
+  ]);
+  assert.deepEqual(await keys.usages([b.business_id], 21), [{ bytes: 5, oldest: 21 }]);
+  assert.deepEqual(await keys.usages([b.business_id], 21), [await keys.usage(b.business_id, 21)]);
 });
