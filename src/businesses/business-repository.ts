@@ -1,5 +1,5 @@
 import { type RawBuilder, sql } from "kysely";
-import { chunksFor, type Db, type Executor, engineOf } from "../db/database.ts";
+import { chunksFor, type Db, type Executor, engineOf, type Read, read } from "../db/database.ts";
 import type { ApiKeyTable, Business, NewBusinessRow } from "../db/schema.ts";
 
 /** Where a business's hash chain ends: the hash of its latest signed invoice and the chain's length. */
@@ -21,6 +21,22 @@ function chainHeadUpdates(heads: readonly ChainHead[], tx: Executor) {
 }
 
 export function businessRepository(db: Db) {
+  function chainsLock(ids: readonly string[], tx: Executor): Read<ChainHead[]> {
+    const query = tx
+      .selectFrom("businesses")
+      .select(["id", "chain_head", "chain_length"])
+      .where("id", "in", ids)
+      .orderBy("id");
+    return {
+      query: engineOf(tx) === "postgres" ? query.forUpdate() : query,
+      answer: (rows) =>
+        rows.map((row) => ({
+          id: row.id as string,
+          chain_head: row.chain_head as string | null,
+          chain_length: Number(row.chain_length),
+        })),
+    };
+  }
   return {
     async insert(row: NewBusinessRow, tx: Executor = db): Promise<void> {
       await tx.insertInto("businesses").values(row).execute();
@@ -45,13 +61,10 @@ export function businessRepository(db: Db) {
      */
     async lockChains(ids: readonly string[], tx: Executor): Promise<ChainHead[]> {
       if (ids.length === 0) return [];
-      const query = tx
-        .selectFrom("businesses")
-        .select(["id", "chain_head", "chain_length"])
-        .where("id", "in", ids)
-        .orderBy("id");
-      return engineOf(tx) === "postgres" ? query.forUpdate().execute() : query.execute();
+      return read(tx, chainsLock(ids, tx));
     },
+    /** `lockChains` built and not run (at least one id), to be run with other reads (readTogether). */
+    chainsLock,
     /** Moves the heads of several chains, run with the batch's other writes (executeTogether). */
     chainHeadUpdates,
     async list(tx: Executor = db): Promise<Business[]> {

@@ -325,3 +325,49 @@ export async function executeTogether(tx: Executor, statements: readonly Stateme
 
 /** A statement built and not run: a query builder's, or raw SQL. */
 export type Statement = Compilable | RawBuilder<unknown>;
+
+/**
+ * A read built and not run: its query, and what its rows answer. The query selects text, numbers
+ * and nulls only: run together on PostgreSQL its rows come back as JSON (readTogether).
+ */
+export type Read<T> = { query: Compilable; answer(rows: readonly Record<string, unknown>[]): T };
+
+/** Runs a read on its own. */
+export async function read<T>(tx: Executor, query: Read<T>): Promise<T> {
+  const { rows } = await tx.executeQuery(query.query.compile());
+  return query.answer(rows as Record<string, unknown>[]);
+}
+
+/**
+ * Reads run together: on PostgreSQL as one statement, each read a subquery whose rows come back as
+ * one JSON array (one round trip, where a sign batch made one a read before its chain lock, each
+ * one that every sign of the batch waited for); on SQLite one after the other, in order. The
+ * subqueries see one snapshot, taken when the statement begins; the row locks they ask for
+ * (`for update`, `for share`) are the statement's, held to the end of the caller's transaction.
+ */
+export async function readTogether<T extends readonly unknown[]>(
+  tx: Executor,
+  reads: { readonly [K in keyof T]: Read<T[K]> | (undefined extends T[K] ? undefined : never) },
+): Promise<T> {
+  // A read left out (undefined) answers undefined.
+  const list = reads as readonly (Read<unknown> | undefined)[];
+  const given = list.filter((each) => each !== undefined);
+  let answers: unknown[];
+  if (engineOf(tx) !== "postgres" || given.length < 2) {
+    answers = [];
+    for (const each of given) answers.push(await read(tx, each));
+  } else {
+    const columns = given.map(
+      (each, i) =>
+        sql`(select coalesce(json_agg(q), '[]'::json) from (${each.query}) as q) as ${sql.ref(`r${i}`)}`,
+    );
+    const { rows } = await sql<
+      Record<string, Record<string, unknown>[]>
+    >`select ${sql.join(columns)}`.execute(tx);
+    const [row] = rows;
+    if (!row) throw new Error("a statement of reads answered no row");
+    answers = given.map((each, i) => each.answer(row[`r${i}`] ?? []));
+  }
+  let next = 0;
+  return list.map((each) => (each === undefined ? undefined : answers[next++])) as unknown as T;
+}

@@ -1,5 +1,5 @@
 import { type CompiledQuery, sql } from "kysely";
-import { chunksFor, type Db, type Executor, engineOf } from "../db/database.ts";
+import { chunksFor, type Db, type Executor, engineOf, type Read, read } from "../db/database.ts";
 import type { InvoicePaymentTable, InvoiceTable } from "../db/schema.ts";
 
 /** One entry of an invoice's append-only history: what happened, when, and who did it. */
@@ -80,6 +80,11 @@ export function invoiceRepository(db: Db) {
   const inserts = (rows: readonly InvoiceTable[], tx: Executor) =>
     chunksFor(tx, rows).map((chunk) => tx.insertInto("invoices").values(chunk));
 
+  const existingRead = (irns: readonly string[], tx: Executor = db): Read<string[]> => ({
+    query: tx.selectFrom("invoices").select("irn").where("irn", "in", irns),
+    answer: (rows) => rows.map((row) => row.irn as string),
+  });
+
   return {
     /** Run, they throw a unique violation when an IRN exists: the constraint has the last word. */
     inserts,
@@ -89,11 +94,15 @@ export function invoiceRepository(db: Db) {
     async existing(irns: readonly string[], tx: Executor = db): Promise<Set<string>> {
       const found = new Set<string>();
       for (const chunk of chunksFor(tx, [...new Set(irns)], 256)) {
-        const rows = await tx.selectFrom("invoices").select("irn").where("irn", "in", chunk).execute();
-        for (const row of rows) found.add(row.irn);
+        for (const irn of await read(tx, existingRead(chunk, tx))) found.add(irn);
       }
       return found;
     },
+    /**
+     * `existing` built and not run, for a few IRNs (a sign batch's: at least one, in one statement),
+     * to be run with other reads (readTogether).
+     */
+    existingRead,
 
     async find(irn: string, businessId: string, tx: Executor = db): Promise<InvoiceTable | undefined> {
       return counted(

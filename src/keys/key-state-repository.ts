@@ -1,7 +1,12 @@
-import { type Db, type Executor, engineOf } from "../db/database.ts";
+import { type Db, type Executor, engineOf, type Read, read } from "../db/database.ts";
 
 /** The one row that says which data key new values are sealed under (migration 0010). */
 export function dataKeyStateRepository(db: Db) {
+  function currentRead(tx: Executor = db, options: { share?: boolean } = {}): Read<string | null> {
+    let query = tx.selectFrom("data_key_state").select("kid").where("id", "=", 1);
+    if (options.share && engineOf(tx) === "postgres") query = query.forShare();
+    return { query, answer: (rows) => (rows[0]?.kid as string | null | undefined) ?? null };
+  }
   return {
     /**
      * The key id `keys rotate-data-key` made current, or null before any rotation. With `share`, on
@@ -10,10 +15,10 @@ export function dataKeyStateRepository(db: Db) {
      * orders write transactions by itself.
      */
     async current(tx: Executor = db, options: { share?: boolean } = {}): Promise<string | null> {
-      let query = tx.selectFrom("data_key_state").select("kid").where("id", "=", 1);
-      if (options.share && engineOf(tx) === "postgres") query = query.forShare();
-      return (await query.executeTakeFirst())?.kid ?? null;
+      return read(tx, currentRead(tx, options));
     },
+    /** `current` built and not run, to be run with other reads (readTogether). */
+    currentRead,
 
     async record(kid: string, at: string, tx: Executor = db): Promise<void> {
       await tx.updateTable("data_key_state").set({ kid, rotated_at: at }).where("id", "=", 1).execute();

@@ -1,5 +1,5 @@
 import { type Sealer, sealedKid } from "../crypto/sealer.ts";
-import type { Executor } from "../db/database.ts";
+import { type Executor, type Read, read } from "../db/database.ts";
 import { DomainError } from "../errors.ts";
 import type { DataKeyStateRepository } from "./key-state-repository.ts";
 
@@ -19,19 +19,28 @@ export type SealingUnder = {
  * committed before that record (and the re-encryption, which starts after it, finds its rows) or
  * read the new key. A server that does not have the key answers 503 rather than seal under another.
  */
-export function sealingService(deps: { sealer: Sealer; state: Pick<DataKeyStateRepository, "current"> }) {
+export function sealingService(deps: { sealer: Sealer; state: Pick<DataKeyStateRepository, "currentRead"> }) {
   const { sealer, state } = deps;
+  /** `under` built and not run, to be run with other reads (readTogether). */
+  function underRead(tx: Executor): Read<SealingUnder> {
+    const current = state.currentRead(tx, { share: true });
+    return {
+      query: current.query,
+      answer(rows) {
+        const kid = current.answer(rows) ?? sealer.currentKid;
+        if (!sealer.has(kid)) throw missingKey(kid);
+        return {
+          kid,
+          seal: (value, context) => sealer.seal(value, context, kid),
+          reseal: (sealed, context) =>
+            sealedKid(sealed) === kid ? sealed : sealer.seal(sealer.open(sealed, context), context, kid),
+        };
+      },
+    };
+  }
   return {
-    async under(tx: Executor): Promise<SealingUnder> {
-      const kid = (await state.current(tx, { share: true })) ?? sealer.currentKid;
-      if (!sealer.has(kid)) throw missingKey(kid);
-      return {
-        kid,
-        seal: (value, context) => sealer.seal(value, context, kid),
-        reseal: (sealed, context) =>
-          sealedKid(sealed) === kid ? sealed : sealer.seal(sealer.open(sealed, context), context, kid),
-      };
-    },
+    under: (tx: Executor): Promise<SealingUnder> => read(tx, underRead(tx)),
+    underRead,
   };
 }
 

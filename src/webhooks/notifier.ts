@@ -20,7 +20,7 @@ export type Notice = { businessId: string; type: EventType; data: Record<string,
  */
 export function webhookNotifier(deps: {
   outbox: Pick<OutboxQueue, "enqueue">;
-  webhooks: Pick<WebhookRepository, "subscribed">;
+  webhooks: Pick<WebhookRepository, "subscribed" | "subscribedRead">;
 }) {
   const { outbox, webhooks } = deps;
 
@@ -49,6 +49,9 @@ export function webhookNotifier(deps: {
     notify: (notice: Notice, tx: Executor) => notifyMany([notice], tx),
     /** Which of these businesses have a webhook. */
     subscribers: (businessIds: readonly string[], tx: Executor) => webhooks.subscribed(businessIds, tx),
+    /** `subscribers` built and not run (at least one business), to be run with other reads. */
+    subscribersRead: (businessIds: readonly string[], tx: Executor) =>
+      webhooks.subscribedRead(businessIds, tx),
   };
 }
 

@@ -1,7 +1,11 @@
-import type { Db, Executor } from "../db/database.ts";
+import { type Db, type Executor, type Read, read } from "../db/database.ts";
 import type { WebhookTable } from "../db/schema.ts";
 
 export function webhookRepository(db: Db) {
+  const subscribedRead = (businessIds: readonly string[], tx: Executor = db): Read<Set<string>> => ({
+    query: tx.selectFrom("webhooks").select("business_id").where("business_id", "in", businessIds),
+    answer: (rows) => new Set(rows.map((row) => row.business_id as string)),
+  });
   return {
     async upsert(row: WebhookTable, tx: Executor = db): Promise<void> {
       await tx
@@ -30,13 +34,10 @@ export function webhookRepository(db: Db) {
     /** Which of these businesses have a webhook. */
     async subscribed(businessIds: readonly string[], tx: Executor = db): Promise<Set<string>> {
       if (businessIds.length === 0) return new Set();
-      const rows = await tx
-        .selectFrom("webhooks")
-        .select("business_id")
-        .where("business_id", "in", businessIds)
-        .execute();
-      return new Set(rows.map((row) => row.business_id));
+      return read(tx, subscribedRead(businessIds, tx));
     },
+    /** `subscribed` built and not run (at least one business), to be run with other reads (readTogether). */
+    subscribedRead,
     async find(businessId: string, tx: Executor = db): Promise<WebhookTable | undefined> {
       return tx.selectFrom("webhooks").selectAll().where("business_id", "=", businessId).executeTakeFirst();
     },

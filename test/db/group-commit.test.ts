@@ -4,7 +4,16 @@ import SQLite from "better-sqlite3";
 import { type Kysely, sql } from "kysely";
 import pg from "pg";
 import { batcher, type Outcome } from "../../src/batcher.ts";
-import { chunksFor, executeTogether, powerOfTwoChunks, writeTransaction } from "../../src/db/database.ts";
+import {
+  chunksFor,
+  type Executor,
+  executeTogether,
+  powerOfTwoChunks,
+  type Read,
+  read,
+  readTogether,
+  writeTransaction,
+} from "../../src/db/database.ts";
 import { isUniqueViolation } from "../../src/invoices/invoice-repository.ts";
 import { build, ENGINE, freshInvoice, type Json, tenant } from "../helpers.ts";
 
@@ -154,6 +163,70 @@ test(`writes run together on ${ENGINE}: one statement on PostgreSQL (one snapsho
     ),
   );
   assert.equal((await db.selectFrom("parent").select("id").where("id", "=", 3).execute()).length, 0);
+});
+
+test(`reads run together on ${ENGINE}: the answers of one by one, a read left out answering undefined; on PostgreSQL one statement, its row locks held to the end of the transaction`, async (t) => {
+  const { ctx, databaseUrl } = await build(t);
+  await sql`create table heads (id text primary key, head text, length integer not null)`.execute(ctx.db);
+  await sql`insert into heads values ('a', null, 0), ('b', 'h1', 7), ('c', 'it''s "quoted" ✓', 2)`.execute(
+    ctx.db,
+  );
+  const db = ctx.db as unknown as Kysely<{ heads: { id: string; head: string | null; length: number } }>;
+  const rowsOf = (
+    ids: string[],
+    tx: Executor,
+  ): Read<Array<{ id: string; head: string | null; length: number }>> => {
+    const query = (tx as unknown as typeof db)
+      .selectFrom("heads")
+      .selectAll()
+      .where("id", "in", ids)
+      .orderBy("id");
+    return { query: ENGINE === "postgres" ? query.forUpdate() : query, answer: (rows) => rows as never };
+  };
+  const count: Read<number> = {
+    query: db.selectFrom("heads").select((eb) => eb.fn.countAll<number>().as("n")),
+    answer: (rows) => Number(rows[0]?.n),
+  };
+  const none: Read<string[]> = {
+    query: db.selectFrom("heads").select("id").where("id", "=", "zz"),
+    answer: (rows) => rows.map((row) => row.id as string),
+  };
+  const lockedElsewhere = async (id: string) => {
+    if (ENGINE !== "postgres") return undefined;
+    const client = new pg.Client({ connectionString: databaseUrl });
+    await client.connect();
+    try {
+      await client.query(
+        `set search_path to ${(await sql<{ s: string }>`select current_schema() as s`.execute(ctx.db)).rows[0]?.s}`,
+      );
+      await client.query("select id from heads where id = $1 for update nowait", [id]);
+      return false;
+    } catch (err) {
+      return (err as { code?: string }).code === "55P03";
+    } finally {
+      await client.end();
+    }
+  };
+  const [rows, left, counted, empty, held, free] = await writeTransaction(ctx.db, async (tx) => {
+    const answers = await readTogether<
+      [Array<{ id: string; head: string | null; length: number }>, undefined, number, string[]]
+    >(tx, [rowsOf(["c", "a"], tx), undefined, count, none]);
+    return [...answers, await lockedElsewhere("a"), await lockedElsewhere("b")] as const;
+  });
+  assert.deepEqual(rows, [
+    { id: "a", head: null, length: 0 },
+    { id: "c", head: 'it\'s "quoted" ✓', length: 2 },
+  ]);
+  assert.equal(left, undefined);
+  assert.equal(counted, 3);
+  assert.deepEqual(empty, []);
+  // The same answers one by one.
+  assert.deepEqual(await writeTransaction(ctx.db, (tx) => read(tx, rowsOf(["c", "a"], tx))), rows);
+  if (ENGINE === "postgres") {
+    assert.equal(held, true, "a row the reads locked stays locked until the transaction ends");
+    assert.equal(free, false, "a row they did not lock is free");
+    assert.equal(await lockedElsewhere("a"), false, "and is free once it ends");
+  }
 });
 
 test(`a sign batch on ${ENGINE}: duplicates within it and before it fail alone, the rest chain in order`, async (t) => {

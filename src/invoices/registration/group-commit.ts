@@ -2,9 +2,15 @@ import type { Outcome } from "../../batcher.ts";
 import type { BusinessRepository, ChainHead } from "../../businesses/business-repository.ts";
 import { actorOf, type Principal } from "../../businesses/business-service.ts";
 import type { Signer } from "../../crypto/signer.ts";
-import { type Db, type Executor, isTransientDatabaseError, writeTransaction } from "../../db/database.ts";
+import {
+  type Db,
+  type Executor,
+  isTransientDatabaseError,
+  readTogether,
+  writeTransaction,
+} from "../../db/database.ts";
 import type { InvoiceTable } from "../../db/schema.ts";
-import type { SealingService } from "../../keys/sealing.ts";
+import type { SealingService, SealingUnder } from "../../keys/sealing.ts";
 import type { WebhookNotifier } from "../../webhooks/notifier.ts";
 import type { InvoiceRepository } from "../invoice-repository.ts";
 import type { InvoiceLifecycle } from "../lifecycle.ts";
@@ -39,21 +45,20 @@ export type Registered = { irn: string; jobId: number | undefined };
  */
 export function groupCommit(deps: {
   db: Db;
-  invoices: Pick<InvoiceRepository, "existing">;
-  businesses: Pick<BusinessRepository, "lockChains" | "chainHeadUpdates">;
+  invoices: Pick<InvoiceRepository, "existingRead">;
+  businesses: Pick<BusinessRepository, "chainsLock" | "chainHeadUpdates">;
   /** The key sealed values are stored under, read in the transaction that stores them. */
-  sealing: Pick<SealingService, "under">;
+  sealing: Pick<SealingService, "underRead">;
   signer: Pick<Signer, "signCanonicalOffLoop">;
   /** Stores the signed invoices in their first state, with their history, notices and deliveries. */
   lifecycle: Pick<InvoiceLifecycle, "signed">;
-  notifier: Pick<WebhookNotifier, "subscribers">;
+  notifier: Pick<WebhookNotifier, "subscribersRead">;
 }) {
   const { db, invoices, businesses, sealing, signer, lifecycle, notifier } = deps;
 
   /** The preparation thread sealed under its first key; a rotation may have made another current. */
-  async function resealUnderCurrentKey(tx: Executor, batch: readonly Submission[]): Promise<void> {
-    if (!batch.some((s) => s.row.sealed !== null)) return;
-    const under = await sealing.under(tx);
+  function resealUnder(under: SealingUnder | undefined, batch: readonly Submission[]): void {
+    if (!under) return;
     for (const s of batch) if (s.row.sealed !== null) s.row.sealed = under.reseal(s.row.sealed, s.row.irn);
   }
 
@@ -99,16 +104,22 @@ export function groupCommit(deps: {
    */
   async function signInto(tx: Executor, batch: readonly Submission[]): Promise<Outcome<Registered>[]> {
     const businessIds = [...new Set(batch.map((s) => s.businessId))];
-    await resealUnderCurrentKey(tx, batch);
-    // The reads come before the chains are locked, so the lock is held for the writes alone (on
-    // PostgreSQL, every statement under it is a round trip that every other sign of the business
-    // waits for). An IRN registered meanwhile by another process still fails on the constraint.
-    const taken = await invoices.existing(
-      batch.map((s) => s.row.irn),
-      tx,
-    );
-    const subscribers = await notifier.subscribers(businessIds, tx);
-    const heads = new Map((await businesses.lockChains(businessIds, tx)).map((head) => [head.id, head]));
+    // The key to seal under, the IRNs taken, the webhooks and the chains' heads, locked: on
+    // PostgreSQL one statement (readTogether), where each was a round trip that every sign of the
+    // batch waited for. The lock is held for the signatures and the writes, not for reads that come
+    // after it. An IRN registered by another process after the statement's snapshot still fails on
+    // the constraint.
+    const [under, takenIrns, subscribers, locked] = await readTogether<
+      [SealingUnder | undefined, string[], Set<string>, ChainHead[]]
+    >(tx, [
+      batch.some((s) => s.row.sealed !== null) ? sealing.underRead(tx) : undefined,
+      invoices.existingRead([...new Set(batch.map((s) => s.row.irn))], tx),
+      notifier.subscribersRead(businessIds, tx),
+      businesses.chainsLock(businessIds, tx),
+    ]);
+    resealUnder(under, batch);
+    const taken = new Set(takenIrns);
+    const heads = new Map(locked.map((head) => [head.id, head]));
     const outcomes: Outcome<Registered>[] = [];
     const signed: Array<{ item: Submission; row: InvoiceTable }> = [];
     const signatures: Promise<string>[] = [];
