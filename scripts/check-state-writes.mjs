@@ -12,7 +12,7 @@ import path from "node:path";
 const SRC = "src";
 const LIFECYCLE = path.join(SRC, "invoices", "lifecycle.ts");
 const REPOSITORY = path.join(SRC, "invoices", "invoice-repository.ts");
-const STATE_WRITES = /\.(insertMany|inserts|setStatus|changeStatusIf|changePaymentIf)\s*\(/g;
+const STATE_WRITES = /\.(inserts|setStatus|changeStatusIf|changePaymentIf)\s*\(/g;
 const INVOICE_SQL = /\b(updateTable|insertInto)\(\s*["']invoices["']\s*\)/g;
 
 function files(dir) {

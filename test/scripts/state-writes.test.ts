@@ -34,7 +34,7 @@ test("the state check names each write of an invoice's state made outside the li
   // Breaches: a service moving an invoice itself, a repository of another domain writing its row.
   write(
     "src/invoices/transmits.ts",
-    "await invoices.setStatus(irn, { status: 'TRANSMITTING' }, tx);\nawait invoices.insertMany(rows, tx);\n",
+    "await invoices.setStatus(irn, { status: 'TRANSMITTING' }, tx);\nawait executeTogether(tx, invoices.inserts(rows, tx));\n",
   );
   write(
     "src/reports/report-repository.ts",
@@ -45,7 +45,7 @@ test("the state check names each write of an invoice's state made outside the li
   const lines = result.stderr.trim().split("\n");
   assert.deepEqual(lines, [
     "state rule broken: src/invoices/transmits.ts:1: setStatus() writes an invoice's state outside the lifecycle",
-    "state rule broken: src/invoices/transmits.ts:2: insertMany() writes an invoice's state outside the lifecycle",
+    "state rule broken: src/invoices/transmits.ts:2: inserts() writes an invoice's state outside the lifecycle",
     'state rule broken: src/reports/report-repository.ts:1: updateTable("invoices") outside the invoice repository',
   ]);
 });
