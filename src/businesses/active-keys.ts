@@ -12,15 +12,16 @@ export const REVOCATION_SETTLES_MS = 2 * CHANGES_LOOKED_AT_MS;
 /**
  * Active credentials kept in memory for authentication, exact under revocation. A kept row is used
  * only while nothing can have revoked it since it was read:
- * - no other connection has committed anything to the database since the change counter (`changes`,
- *   SQLite's `data_version`) was last looked at, at most CHANGES_LOOKED_AT_MS ago: any commit
- *   elsewhere, a revocation by the CLI or another API process among them, discards every kept row.
+ * - the change counter (`changes`) has not moved since it was last looked at, at most
+ *   CHANGES_LOOKED_AT_MS ago. On SQLite it is `data_version`, which any commit by another connection
+ *   moves; on PostgreSQL a row that any change to `api_keys` moves, this process's own included. A
+ *   revocation by the CLI or another API process moves it, and every kept row goes.
  *   A revocation answers only REVOCATION_SETTLES_MS after its commit (business-service.ts), so a
  *   request sent after that answer meets a look taken after the commit. The counter costs about as
  *   much as the read it saves once Kysely's share is left out (5–9 µs in a busy server): looked at
  *   on every request it took 9% of a validate, looked at every 50 ms nothing;
- * - this process has not revoked it: its own revocations (which `changes` does not count) call
- *   `forget` before they answer.
+ * - this process has not revoked it: its own revocations call `forget` before they answer (SQLite's
+ *   counter does not count them; PostgreSQL's does, but only at the next look).
  * A row is read after the look that vouches for it. A read that began before a `forget` is not kept.
  * Unknown and revoked keys are never kept: a key created elsewhere works on its first request.
  * On PostgreSQL the counter is a row the triggers on `api_keys` move (migration-0019.ts), read on
@@ -28,7 +29,8 @@ export const REVOCATION_SETTLES_MS = 2 * CHANGES_LOOKED_AT_MS;
  * next, which the requests arriving meanwhile share, and a look vouches from the moment it began
  * (its snapshot is taken after that). Where the counter cannot tell at that moment (inside a
  * transaction that may read an older snapshot, or the database unreachable), the lookup reads the
- * row.
+ * row; after a look that failed, the next waits CHANGES_LOOKED_AT_MS, so a failing counter costs a
+ * look every 50 ms, not one a request.
  */
 export function activeKeys(deps: {
   find(apiKey: string): Promise<ApiKeyTable | undefined>;
@@ -54,11 +56,19 @@ export function activeKeys(deps: {
   /** The look at the counter under way, when it is asynchronous: when it began, and its verdict. */
   let looking: { at: number; vouches: Promise<boolean> } | undefined;
 
+  /** When the last asynchronous look failed. */
+  let failedAt = Number.NEGATIVE_INFINITY;
+
   /** The counter read by a look that began at `at`: the kept rows go when it moved. */
   function looked(at: number, version: number | undefined): boolean {
     if (version === undefined) return false;
-    // A later look has answered already: it vouches for whoever waited on this one.
-    if (at < lookedAt) return true;
+    if (at < lookedAt) {
+      // A later look has answered already and vouches for whoever waited on this one. This one's
+      // snapshot may still be the newer (it may have waited for a connection): if it saw another
+      // value, the kept rows go, which is always safe.
+      if (version !== keptAt) kept.clear();
+      return true;
+    }
     if (version !== keptAt) {
       kept.clear();
       keptAt = version;
@@ -72,14 +82,19 @@ export function activeKeys(deps: {
     if (!changes) return false;
     const at = now();
     if (at - lookedAt <= CHANGES_LOOKED_AT_MS) return true;
+    if (at - failedAt <= CHANGES_LOOKED_AT_MS) return false;
     if (looking && at - looking.at <= CHANGES_LOOKED_AT_MS) return looking.vouches;
     const version = changes();
-    if (!(version instanceof Promise)) return looked(at, version);
+    if (typeof version !== "object") return looked(at, version);
+    const failed = () => {
+      failedAt = Math.max(failedAt, at);
+      return false;
+    };
     const look = {
       at,
-      vouches: version.then(
-        (answered) => looked(at, answered),
-        () => false,
+      vouches: Promise.resolve(version).then(
+        (answered) => (answered === undefined ? failed() : looked(at, answered)),
+        failed,
       ),
     };
     looking = look;

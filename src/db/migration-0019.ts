@@ -7,8 +7,9 @@ import { engineOf } from "./database.ts";
  * last looked (active-keys.ts). Triggers move it, so it moves for every writer: this service, its
  * CLI, and an operator's own SQL. On PostgreSQL it is what lets credentials be kept at all (SQLite
  * has `data_version`, which moves with any commit); there, one read every 50 ms per process
- * replaces a read on every request, half of a sign's statements. A statement-level trigger: a
- * change of many keys moves it once.
+ * replaces a read on every request, half of a sign's statements. On PostgreSQL a statement-level
+ * trigger (a change of many keys moves it once); on SQLite one a row. A transaction that changes a
+ * key holds the counter's row until it commits, so writers of api_keys take turns.
  */
 export async function credentialChanges0019(db: Kysely<unknown>): Promise<void> {
   const postgres = engineOf(db) === "postgres";
@@ -19,13 +20,15 @@ export async function credentialChanges0019(db: Kysely<unknown>): Promise<void> 
     .execute();
   await sql`insert into credential_changes (id, version) values (1, 0)`.execute(db);
   if (postgres) {
-    // The function finds the table through the search path it was created with: the schema this
-    // service works in, whatever path the connection that changes a key has.
+    // The counter is the one beside the table that changed (`tg_table_schema`), whatever search
+    // path, role or schema name the writer has: a search path kept as text ("$user", public) would
+    // resolve per role and could move another install's counter. It runs as its owner, so a role
+    // that may write api_keys need not be granted the counter too.
     await sql`
       create function credential_changed() returns trigger language plpgsql
-      set search_path from current as $$
+      security definer set search_path = pg_catalog as $$
       begin
-        update credential_changes set version = version + 1 where id = 1;
+        execute format('update %I.credential_changes set version = version + 1 where id = 1', tg_table_schema);
         return null;
       end $$`.execute(db);
     await sql`
@@ -33,6 +36,8 @@ export async function credentialChanges0019(db: Kysely<unknown>): Promise<void> 
       for each statement execute function credential_changed()`.execute(db);
     return;
   }
+  // SQLite reads data_version instead (free, and it moves with any commit elsewhere); the same
+  // table and triggers there keep the two schemas alike and the counter true on either engine.
   for (const event of ["insert", "update", "delete"]) {
     await sql`
       create trigger ${sql.raw(`api_keys_${event}d`)} after ${sql.raw(event)} on api_keys

@@ -18,6 +18,12 @@ export const NO_ANSWER = {
   replay: null,
 } as const;
 
+/**
+ * The claims one statement of `insertClaims` holds: a batch of claims no larger is one statement on
+ * PostgreSQL, which the service runs without a transaction around it (`alone`).
+ */
+export const CLAIMS_PER_STATEMENT = 64;
+
 /** A key's primary key, from anything that names one. */
 const byId = (id: KeyId) => ({ business_id: id.business_id, idempotency_key: id.idempotency_key }) as const;
 
@@ -232,7 +238,7 @@ export function idempotencyRepository(db: Db) {
      */
     async insertClaims(rows: readonly KeyRow[], tx: Executor = db): Promise<boolean[]> {
       const won = new Set<string>();
-      for (const chunk of chunksFor(tx, rows)) {
+      for (const chunk of chunksFor(tx, rows, CLAIMS_PER_STATEMENT)) {
         const inserted = await tx
           .insertInto("idempotency_keys")
           .values(chunk)

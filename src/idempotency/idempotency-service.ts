@@ -3,7 +3,13 @@ import { batcher } from "../batcher.ts";
 import { alone, type Db, writeTransaction } from "../db/database.ts";
 import { DomainError } from "../errors.ts";
 import { keep, keptBody } from "./answers.ts";
-import { type Answer, type IdempotencyRepository, type KeyRow, NO_ANSWER } from "./idempotency-repository.ts";
+import {
+  type Answer,
+  CLAIMS_PER_STATEMENT,
+  type IdempotencyRepository,
+  type KeyRow,
+  NO_ANSWER,
+} from "./idempotency-repository.ts";
 
 /** A key is kept, and its answer replayed, for this long after it was claimed. */
 export const KEY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -76,7 +82,8 @@ export function idempotencyService(deps: {
         ok: true as const,
         value,
       })),
-    { maxBatch: 64, concurrency: 1 },
+    // No more than one statement holds: alone, a second would commit apart from the first.
+    { maxBatch: CLAIMS_PER_STATEMENT, concurrency: 1 },
   );
   // Each kept answer's bytes are counted for its business with it (storeAnswers): one row per
   // business and slot, updated in the order of the business ids, so that two processes' batches

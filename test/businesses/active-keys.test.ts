@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { sql } from "kysely";
+import pg from "pg";
 import { activeKeys, CHANGES_LOOKED_AT_MS, REVOCATION_SETTLES_MS } from "../../src/businesses/active-keys.ts";
 import { businessRepository } from "../../src/businesses/business-repository.ts";
 import { changeCounter, writeTransaction } from "../../src/db/database.ts";
@@ -188,8 +189,8 @@ test("every change to api_keys moves the credential counter in its own transacti
   const a = await tenant(ctx);
   const created = (await repository.credentialsVersion()) as number;
   assert.ok(created > (start as number), "a new key moves it");
-  // A statement that changes several rows, then one that changes none: each moves it (a trigger per
-  // statement on PostgreSQL, per row on SQLite), never backwards.
+  // A statement that changes several rows moves it (a trigger per statement on PostgreSQL, per row
+  // on SQLite), forwards.
   await tenant(ctx);
   const before = (await repository.credentialsVersion()) as number;
   await sql`update api_keys set created_at = created_at`.execute(ctx.db);
@@ -220,4 +221,60 @@ test("the requests that find the last look too old share the next one", async (t
   // One look for the twenty, and nothing moved since: the kept row served them all.
   assert.equal(counted.looks, 2);
   assert.equal(counted.reads, 1);
+});
+
+test("a counter that cannot be read keeps nothing, and is looked at again only every 50 ms", {
+  // SQLite's counter is read in place, from the file this process has open.
+  skip: ENGINE !== "postgres" && "PostgreSQL's counter is a round trip that can fail",
+}, async (t) => {
+  const { ctx, config } = await build(t);
+  const a = await tenant(ctx);
+  // The counter of a context whose database connections are closed: every look fails.
+  const closed = await createContext(config);
+  await closed.close();
+  const repository = businessRepository(ctx.db);
+  const clock = { at: 0 };
+  let [reads, looks] = [0, 0];
+  const keys = activeKeys({
+    find: (apiKey) => {
+      reads++;
+      return repository.findActiveKey(apiKey);
+    },
+    changes: () => {
+      looks++;
+      return businessRepository(closed.db).credentialsVersion();
+    },
+    now: () => clock.at,
+  });
+  for (let i = 0; i < 5; i++) assert.equal((await keys.find(a.api_key))?.api_key, a.api_key);
+  assert.equal(reads, 5, "nothing is kept");
+  // One failed look, then reads alone until CHANGES_LOOKED_AT_MS has passed.
+  assert.equal(looks, 1);
+  clock.at += CHANGES_LOOKED_AT_MS + 1;
+  await keys.find(a.api_key);
+  assert.equal(looks, 2);
+});
+
+test("a key changed by a writer with another search path moves the counter beside the table it changed", {
+  skip: ENGINE !== "postgres" && "search paths are PostgreSQL's",
+}, async (t) => {
+  const { ctx, databaseUrl } = await build(t);
+  const a = await tenant(ctx);
+  const repository = businessRepository(ctx.db);
+  const before = (await repository.credentialsVersion()) as number;
+  const schema = (await sql<{ s: string }>`select current_schema() as s`.execute(ctx.db)).rows[0]
+    ?.s as string;
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    // An operator's session on the default path, naming the service's table by its schema.
+    await client.query("set search_path to public");
+    await client.query(
+      `update ${client.escapeIdentifier(schema)}.api_keys set revoked_at = $1 where api_key = $2`,
+      [new Date().toISOString(), a.api_key],
+    );
+  } finally {
+    await client.end();
+  }
+  assert.ok(((await repository.credentialsVersion()) as number) > before);
 });
