@@ -106,8 +106,9 @@ export function activeKeys(deps: {
 
   return {
     async find(apiKey: string): Promise<ApiKeyTable | undefined> {
+      // Awaited only when a look is under way: on SQLite, and between looks, it is answered in place.
       const vouches = vouched();
-      if (!(vouches === true || (vouches !== false && (await vouches)))) return find(apiKey);
+      if (!(typeof vouches === "boolean" ? vouches : await vouches)) return find(apiKey);
       const hit = kept.get(apiKey);
       if (hit) return hit;
       const [began, version] = [forgets, keptAt];

@@ -1,5 +1,5 @@
 import { type RawBuilder, sql } from "kysely";
-import { chunksFor, type Db, type Executor, engineOf, type Read, read } from "../db/database.ts";
+import { chunksFor, type Db, type Executor, engineOf, type Read } from "../db/database.ts";
 import type { ApiKeyTable, Business, NewBusinessRow } from "../db/schema.ts";
 
 /** Where a business's hash chain ends: the hash of its latest signed invoice and the chain's length. */
@@ -55,15 +55,11 @@ export function businessRepository(db: Db) {
         .executeTakeFirst();
     },
     /**
-     * The heads of these businesses' hash chains, locked until the transaction ends: a row lock on
-     * PostgreSQL (taken in id order, so two batches never wait on each other in a cycle), the write
-     * lock the transaction already holds on SQLite. The signs of one business are serialized here.
+     * The heads of these businesses' hash chains (at least one), locked until the transaction ends:
+     * a row lock on PostgreSQL (taken in id order, so two batches never wait on each other in a
+     * cycle), the write lock the transaction already holds on SQLite. The signs of one business are
+     * serialized here. A read built and not run, to be run with others (readTogether).
      */
-    async lockChains(ids: readonly string[], tx: Executor): Promise<ChainHead[]> {
-      if (ids.length === 0) return [];
-      return read(tx, chainsLock(ids, tx));
-    },
-    /** `lockChains` built and not run (at least one id), to be run with other reads (readTogether). */
     chainsLock,
     /** Moves the heads of several chains, run with the batch's other writes (executeTogether). */
     chainHeadUpdates,

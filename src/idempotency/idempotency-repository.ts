@@ -43,31 +43,21 @@ function usageStatements(db: Db) {
   };
   return {
     /**
-     * Adds to several businesses' usage at once, in the order of their ids (so that two processes'
-     * batches never wait on each other's rows in opposite orders: a deadlock, on PostgreSQL). On
-     * PostgreSQL in one statement, the rows as arrays; on SQLite, which has no round trips, a
-     * statement a row.
+     * Adds to several businesses' usage, a statement a row, in the order of their ids (so that two
+     * writers never wait on each other's rows in opposite orders). PostgreSQL counts a batch's
+     * answers in the statement that stores them (`storeAnswers`).
      */
     async addUsages(rows: readonly { businessId: string; slot: number; bytes: number }[], tx: Executor = db) {
       const ordered = [...rows].sort((a, b) =>
         a.businessId < b.businessId ? -1 : a.businessId > b.businessId ? 1 : 0,
       );
-      if (ordered.length === 0) return;
-      if (engineOf(tx) !== "postgres") {
-        for (const { businessId, slot, bytes } of ordered) await addUsage(businessId, slot, bytes, tx);
-        return;
-      }
-      await sql`insert into idempotency_usage (business_id, slot, bytes)
-        select business_id, slot, bytes from unnest(${ordered.map((r) => r.businessId)}::text[], ${ordered.map((r) => r.slot)}::integer[],
-          ${ordered.map((r) => r.bytes)}::bigint[]) with ordinality as u(business_id, slot, bytes, n) order by n
-        on conflict (business_id, slot) do update set bytes = idempotency_usage.bytes + excluded.bytes`.execute(
-        tx,
-      );
+      for (const { businessId, slot, bytes } of ordered) await addUsage(businessId, slot, bytes, tx);
     },
 
     /**
-     * `usage` for several businesses in one statement (the quota checks of one turn of the event
-     * loop: on PostgreSQL a round trip per request was a third of a keyed sign's statements).
+     * What each business's keys keep in the slots from `fromSlot` on, and the oldest of those
+     * slots, in one statement (the quota checks of one turn of the event loop: on PostgreSQL a
+     * round trip per request was a third of a keyed sign's statements).
      */
     async usages(businessIds: readonly string[], fromSlot: number, tx: Executor = db) {
       const found = new Map<string, { bytes: number; oldest: number | null }>();
@@ -89,20 +79,6 @@ function usageStatements(db: Db) {
       return businessIds.map((id) => found.get(id) ?? { bytes: 0, oldest: null });
     },
 
-    /** What a business's keys keep in the slots from `fromSlot` on, and the oldest of those slots. */
-    async usage(businessId: string, fromSlot: number, tx: Executor = db) {
-      const row = await tx
-        .selectFrom("idempotency_usage")
-        .select((eb) => [
-          eb.fn.sum<number | string | null>("bytes").as("bytes"),
-          eb.fn.min("slot").as("oldest"),
-        ])
-        .where("business_id", "=", businessId)
-        .where("slot", ">=", fromSlot)
-        .executeTakeFirst();
-      return { bytes: Number(row?.bytes ?? 0), oldest: row?.oldest ?? null };
-    },
-
     /** Forgets the usage of the slots before `slot`; answers how many rows went. */
     async deleteUsageBefore(slot: number, tx: Executor = db): Promise<number> {
       const result = await tx.deleteFrom("idempotency_usage").where("slot", "<", slot).executeTakeFirst();
@@ -111,8 +87,8 @@ function usageStatements(db: Db) {
   };
 }
 
-/** Storing the answers of the requests that hold their keys. */
-function answerStatements(db: Db) {
+/** Storing the answers of the requests that hold their keys, with the bytes they keep. */
+function answerStatements(db: Db, usage: ReturnType<typeof usageStatements>) {
   /** Stores the answer of the request whose claim still holds the key; false when it lost it. */
   const complete = async (
     id: KeyId & Pick<KeyRow, "claim">,
@@ -131,50 +107,13 @@ function answerStatements(db: Db) {
   };
   return {
     /**
-     * Stores the answers of several requests, each only where its claim still holds its key; for
-     * each, false when it lost it. On PostgreSQL in one statement, the rows as arrays: a round trip
-     * per answer was most of what a batch of them cost there. On SQLite a statement each.
+     * Stores the answers of several requests, each only where its claim still holds its key (for
+     * each, false when it lost it), and counts the bytes of those stored for their businesses'
+     * quota in `slot`. On PostgreSQL one statement, the rows as arrays (a round trip per answer was
+     * most of what a batch of them cost there), the usage counted from the rows the update stored:
+     * atomic by itself, it needs no transaction around it (`alone`). On SQLite a statement an
+     * answer, then `addUsages`, in the caller's transaction.
      */
-    async completeAll(
-      items: readonly { id: KeyId & Pick<KeyRow, "claim">; answer: Answer }[],
-      tx: Executor = db,
-    ): Promise<boolean[]> {
-      if (items.length === 0) return [];
-      if (engineOf(tx) !== "postgres") {
-        const done: boolean[] = [];
-        for (const { id, answer } of items) done.push(await complete(id, answer, tx));
-        return done;
-      }
-      const column = <K extends keyof Answer>(name: K) => items.map(({ answer }) => answer[name] ?? null);
-      const result = await sql<{ claim: string }>`update idempotency_keys as k set status = v.status,
-          retry_after = v.retry_after, response = v.response, response_gzip = v.response_gzip,
-          response_bytes = v.response_bytes, response_sha256 = v.response_sha256, replay = v.replay
-        from unnest(${items.map(({ id }) => id.business_id)}::text[], ${items.map(({ id }) => id.idempotency_key)}::text[],
-          ${items.map(({ id }) => id.claim)}::text[], ${column("status")}::integer[], ${column("retry_after")}::integer[],
-          ${column("response")}::text[], ${column("response_gzip")}::bytea[], ${column("response_bytes")}::integer[],
-          ${column("response_sha256")}::text[], ${column("replay")}::text[])
-          as v(business_id, idempotency_key, claim, status, retry_after, response, response_gzip, response_bytes,
-            response_sha256, replay)
-        where k.business_id = v.business_id and k.idempotency_key = v.idempotency_key and k.claim = v.claim
-        returning k.claim`.execute(tx);
-      const stored = new Set(result.rows.map((row) => row.claim));
-      return items.map(({ id }) => stored.has(id.claim));
-    },
-  };
-}
-
-/**
- * Stores answers and counts their bytes for their businesses' quota in `slot`. On PostgreSQL one
- * statement (the usage counted from the answers the update stored, so only a claim that still held
- * its key counts): atomic by itself, so it needs no transaction around it (`alone`). On SQLite
- * `completeAll` and `addUsages`, in the caller's transaction.
- */
-function storeStatements(
-  db: Db,
-  answers: ReturnType<typeof answerStatements>,
-  usage: ReturnType<typeof usageStatements>,
-) {
-  return {
     async storeAnswers(
       items: readonly { id: KeyId & Pick<KeyRow, "claim">; answer: Answer; bytes: number }[],
       slot: number,
@@ -182,7 +121,8 @@ function storeStatements(
     ): Promise<boolean[]> {
       if (items.length === 0) return [];
       if (engineOf(tx) !== "postgres") {
-        const stored = await answers.completeAll(items, tx);
+        const stored: boolean[] = [];
+        for (const { id, answer } of items) stored.push(await complete(id, answer, tx));
         const counted = new Map<string, number>();
         items.forEach(({ id, bytes }, i) => {
           if (stored[i] && bytes > 0) counted.set(id.business_id, (counted.get(id.business_id) ?? 0) + bytes);
@@ -225,11 +165,9 @@ function storeStatements(
 
 export function idempotencyRepository(db: Db) {
   const usage = usageStatements(db);
-  const answers = answerStatements(db);
   return {
     ...usage,
-    ...answers,
-    ...storeStatements(db, answers, usage),
+    ...answerStatements(db, usage),
 
     /**
      * Claims keys nobody holds, in one statement per chunk (chunksFor): for each row, false when a

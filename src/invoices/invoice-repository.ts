@@ -1,5 +1,5 @@
 import { type CompiledQuery, sql } from "kysely";
-import { chunksFor, type Db, type Executor, engineOf, type Read, read } from "../db/database.ts";
+import { chunksFor, type Db, type Executor, engineOf, type Read } from "../db/database.ts";
 import type { InvoicePaymentTable, InvoiceTable } from "../db/schema.ts";
 
 /** One entry of an invoice's append-only history: what happened, when, and who did it. */
@@ -90,17 +90,9 @@ export function invoiceRepository(db: Db) {
     inserts,
     eventInserts,
 
-    /** Which of these IRNs are registered already. */
-    async existing(irns: readonly string[], tx: Executor = db): Promise<Set<string>> {
-      const found = new Set<string>();
-      for (const chunk of chunksFor(tx, [...new Set(irns)], 256)) {
-        for (const irn of await read(tx, existingRead(chunk, tx))) found.add(irn);
-      }
-      return found;
-    },
     /**
-     * `existing` built and not run, for a few IRNs (a sign batch's: at least one, in one statement),
-     * to be run with other reads (readTogether).
+     * Which of these IRNs are registered already, for a few IRNs (a sign batch's: at least one, in
+     * one statement). A read built and not run, to be run with others (readTogether).
      */
     existingRead,
 

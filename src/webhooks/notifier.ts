@@ -26,7 +26,7 @@ export function webhookNotifier(deps: {
 
   /**
    * Queues an event for each notice whose business has a webhook; `subscribed` (from
-   * `subscribers`) when the caller has read it already.
+   * `subscribersRead`) when the caller has read it already.
    */
   async function notifyMany(notices: readonly Notice[], tx: Executor, subscribed?: ReadonlySet<string>) {
     if (notices.length === 0) return;
@@ -47,9 +47,10 @@ export function webhookNotifier(deps: {
   return {
     notifyMany,
     notify: (notice: Notice, tx: Executor) => notifyMany([notice], tx),
-    /** Which of these businesses have a webhook. */
-    subscribers: (businessIds: readonly string[], tx: Executor) => webhooks.subscribed(businessIds, tx),
-    /** `subscribers` built and not run (at least one business), to be run with other reads. */
+    /**
+     * Which of these businesses (at least one) have a webhook: a read built and not run, to be run
+     * with others (readTogether).
+     */
     subscribersRead: (businessIds: readonly string[], tx: Executor) =>
       webhooks.subscribedRead(businessIds, tx),
   };
