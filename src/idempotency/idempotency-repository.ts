@@ -43,9 +43,9 @@ function usageStatements(db: Db) {
   };
   return {
     /**
-     * Adds to several businesses' usage, a statement a row, in the order of their ids (so that two
-     * writers never wait on each other's rows in opposite orders). PostgreSQL counts a batch's
-     * answers in the statement that stores them (`storeAnswers`).
+     * Adds to several businesses' usage, a statement a row, in the order of their ids (the order
+     * PostgreSQL's statement takes them in too). `storeAnswers` counts a batch's answers with this
+     * on SQLite, and in the statement that stores them on PostgreSQL.
      */
     async addUsages(rows: readonly { businessId: string; slot: number; bytes: number }[], tx: Executor = db) {
       const ordered = [...rows].sort((a, b) =>
