@@ -163,30 +163,93 @@ function answerStatements(db: Db, usage: ReturnType<typeof usageStatements>) {
   };
 }
 
+/** Claiming keys nobody holds, alone or with their businesses' quota checked in the same statement. */
+function claimStatements(db: Db, usage: ReturnType<typeof usageStatements>) {
+  const insertClaims = async (rows: readonly KeyRow[], tx: Executor = db): Promise<boolean[]> => {
+    const won = new Set<string>();
+    for (const chunk of chunksFor(tx, rows, CLAIMS_PER_STATEMENT)) {
+      const inserted = await tx
+        .insertInto("idempotency_keys")
+        .values(chunk)
+        .onConflict((oc) => oc.columns(["business_id", "idempotency_key"]).doNothing())
+        .returning("claim")
+        .execute();
+      for (const { claim } of inserted) won.add(claim);
+    }
+    return rows.map((row) => won.has(row.claim));
+  };
+  return {
+    insertClaims,
+
+    /**
+     * The quota check and the claims of one turn of the event loop together: what each row's
+     * business keeps in the slots from `fromSlot` on (as `usages`), and its claim made only where
+     * that is under `quotaBytes` (as `insertClaims`: false when the key is held, or its business's
+     * quota is full). On PostgreSQL one statement, the rows as arrays: the quota read was a round
+     * trip of its own, before the claims' one, that every keyed request waited for. On SQLite the
+     * two in turn, in the caller's transaction.
+     */
+    async claimWithin(
+      rows: readonly KeyRow[],
+      quota: { fromSlot: number; quotaBytes: number },
+      tx: Executor = db,
+    ): Promise<Array<{ won: boolean; bytes: number; oldest: number | null }>> {
+      if (rows.length === 0) return [];
+      const businessIds = rows.map((row) => row.business_id);
+      if (engineOf(tx) !== "postgres") {
+        const used = await usage.usages(businessIds, quota.fromSlot, tx);
+        const room = rows.filter((_, i) => (used[i]?.bytes ?? 0) < quota.quotaBytes);
+        const won = new Set((await insertClaims(room, tx)).flatMap((ok, i) => (ok ? [room[i]?.claim] : [])));
+        return rows.map((row, i) => ({
+          won: won.has(row.claim),
+          ...(used[i] as { bytes: number; oldest: number | null }),
+        }));
+      }
+      const column = <K extends keyof KeyRow>(name: K) => rows.map((row) => row[name]);
+      // The rows go in in their order (`ordinality`): of two claims of one key, the first wins.
+      const result = await sql<{
+        claim: string | null;
+        business_id: string | null;
+        bytes: string | null;
+        oldest: number | null;
+      }>`with used as (
+          select business_id, sum(bytes) as bytes, min(slot) as oldest from idempotency_usage
+          where business_id = any(${[...new Set(businessIds)]}::text[]) and slot >= ${quota.fromSlot}::integer
+          group by business_id
+        ), claimed as (
+          insert into idempotency_keys (business_id, idempotency_key, route, fingerprint, claim, created_at)
+          select v.business_id, v.idempotency_key, v.route, v.fingerprint, v.claim, v.created_at
+          from unnest(${column("business_id")}::text[], ${column("idempotency_key")}::text[], ${column("route")}::text[],
+            ${column("fingerprint")}::text[], ${column("claim")}::text[], ${column("created_at")}::text[])
+            with ordinality as v(business_id, idempotency_key, route, fingerprint, claim, created_at, ord)
+          where coalesce((select used.bytes from used where used.business_id = v.business_id), 0) < ${quota.quotaBytes}::bigint
+          order by v.ord
+          on conflict (business_id, idempotency_key) do nothing
+          returning claim
+        )
+        select claim, null as business_id, null as bytes, null::integer as oldest from claimed
+        union all select null, business_id, bytes::text, oldest from used`.execute(tx);
+      const won = new Set<string>();
+      const used = new Map<string, { bytes: number; oldest: number | null }>();
+      for (const row of result.rows) {
+        if (row.claim !== null) won.add(row.claim);
+        else if (row.business_id !== null)
+          used.set(row.business_id, { bytes: Number(row.bytes ?? 0), oldest: row.oldest });
+      }
+      return rows.map((row) => ({
+        won: won.has(row.claim),
+        ...(used.get(row.business_id) ?? { bytes: 0, oldest: null }),
+      }));
+    },
+  };
+}
+
 export function idempotencyRepository(db: Db) {
   const usage = usageStatements(db);
   return {
     ...usage,
     ...answerStatements(db, usage),
-
-    /**
-     * Claims keys nobody holds, in one statement per chunk (chunksFor): for each row, false when a
-     * row for its key exists, or an earlier row of the same call took it (the primary key decides).
-     * Which rows went in is told by their claim tokens, each request's own.
-     */
-    async insertClaims(rows: readonly KeyRow[], tx: Executor = db): Promise<boolean[]> {
-      const won = new Set<string>();
-      for (const chunk of chunksFor(tx, rows, CLAIMS_PER_STATEMENT)) {
-        const inserted = await tx
-          .insertInto("idempotency_keys")
-          .values(chunk)
-          .onConflict((oc) => oc.columns(["business_id", "idempotency_key"]).doNothing())
-          .returning("claim")
-          .execute();
-        for (const { claim } of inserted) won.add(claim);
-      }
-      return rows.map((row) => won.has(row.claim));
-    },
+    ...claimStatements(db, usage),
 
     async find(id: KeyId, tx: Executor = db): Promise<KeyRow | undefined> {
       const { business_id, idempotency_key } = byId(id);

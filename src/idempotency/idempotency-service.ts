@@ -70,18 +70,23 @@ export function idempotencyService(deps: {
 }) {
   const { db, keys, waitMs, quotaBytes } = deps;
 
-  // The claims (and the answers) of one turn of the event loop share one commit, not one apiece. On
-  // SQLite a claim is not flushed to disk: the request's own writes (its sign, then its stored
-  // answer) are, and flush it with them; lost in a power cut before them, it only lets the retry run.
-  // On PostgreSQL each of these batches is one statement, run without a transaction around it
-  // (`alone`), so flushed: one round trip where begin, the setting, the statement and commit made
-  // four, each of which the batch's requests waited for.
-  const claiming = batcher<KeyRow, boolean>(
+  // The claims (and the answers) of one turn of the event loop share one commit, not one apiece,
+  // and the claims are made with the quota check of their businesses (claimWithin: one statement on
+  // PostgreSQL, where the check was a round trip of its own before them). On SQLite a claim is not
+  // flushed to disk: the request's own writes (its sign, then its stored answer) are, and flush it
+  // with them; lost in a power cut before them, it only lets the retry run. On PostgreSQL each of
+  // these batches is one statement, run without a transaction around it (`alone`), so flushed: one
+  // round trip where begin, the setting, the statement and commit made four, each of which the
+  // batch's requests waited for.
+  const claiming = batcher<KeyRow, { won: boolean; bytes: number; oldest: number | null }>(
     async (rows) =>
-      (await alone(db, (tx) => keys.insertClaims(rows, tx), { flush: false })).map((value) => ({
-        ok: true as const,
-        value,
-      })),
+      (
+        await alone(
+          db,
+          (tx) => keys.claimWithin(rows, { fromSlot: slotOf(Date.now() - KEY_TTL_MS), quotaBytes }, tx),
+          { flush: false },
+        )
+      ).map((value) => ({ ok: true as const, value })),
     // No more than one statement holds: alone, a second would commit apart from the first.
     { maxBatch: CLAIMS_PER_STATEMENT, concurrency: 1 },
   );
@@ -102,16 +107,6 @@ export function idempotencyService(deps: {
     },
     { maxBatch: 64, concurrency: 1 },
   );
-  // The quota checks of one turn of the event loop, in one read.
-  const checking = batcher<string, { bytes: number; oldest: number | null }>(
-    async (businessIds) =>
-      (await keys.usages(businessIds, slotOf(Date.now() - KEY_TTL_MS))).map((value) => ({
-        ok: true as const,
-        value,
-      })),
-    { maxBatch: 64, concurrency: 1 },
-  );
-
   const idOf = (claim: Claim) => ({
     business_id: claim.businessId,
     idempotency_key: claim.key,
@@ -175,8 +170,7 @@ export function idempotencyService(deps: {
    * The refusal of a business's new key when the answers its keys keep fill its quota: bytes counted
    * by 15-minute slot, a slot's all expired 24 hours after its end, when Retry-After points.
    */
-  async function overQuota(businessId: string): Promise<DomainError | undefined> {
-    const { bytes, oldest } = await checking.submit(businessId);
+  function overQuota({ bytes, oldest }: { bytes: number; oldest: number | null }): DomainError | undefined {
     const now = Date.now();
     if (bytes < quotaBytes) return undefined;
     const freed = ((oldest ?? slotOf(now)) + 1) * USAGE_SLOT_MS + KEY_TTL_MS;
@@ -235,13 +229,13 @@ export function idempotencyService(deps: {
     async begin(request: KeyedRequest, gone?: AbortSignal): Promise<Begun> {
       const deadline = Date.now() + waitMs;
       const id = { business_id: request.businessId, idempotency_key: request.key };
-      // Checked before any work, so a refusal loses nothing; a retry of a key already held is let by.
-      const full = await overQuota(request.businessId);
       for (;;) {
         const attempt = fresh(request);
-        if (!full && (await claiming.submit({ ...id, ...attempt.row, ...NO_ANSWER }))) {
-          return { kind: "claimed", claim: attempt.claim };
-        }
+        // The quota is checked with the claim, before any work, so a refusal loses nothing; a retry
+        // of a key already held is let by.
+        const { won, ...used } = await claiming.submit({ ...id, ...attempt.row, ...NO_ANSWER });
+        if (won) return { kind: "claimed", claim: attempt.claim };
+        const full = overQuota(used);
         // Another request holds the key: watch its row until it answers, goes, or goes stale.
         for (let pause = 20; ; pause = Math.min(pause * 2, 250)) {
           const held = await keys.find(id);

@@ -183,3 +183,47 @@ test(`answers stored with their usage on ${ENGINE}, alone: only a claim that sti
   ]);
   assert.deepEqual(await keys.usages([b.business_id], 21), [{ bytes: 5, oldest: 21 }]);
 });
+
+test(`claims with their quota checked on ${ENGINE}: a full business claims nothing, each row answers its business's usage`, async (t) => {
+  const { ctx } = await build(t);
+  const [full, room, fresh] = [await tenant(ctx), await tenant(ctx), await tenant(ctx)];
+  const keys = idempotencyRepository(ctx.db);
+  await writeTransaction(ctx.db, (tx) =>
+    keys.addUsages(
+      [
+        { businessId: full.business_id, slot: 30, bytes: 600 },
+        { businessId: full.business_id, slot: 31, bytes: 400 },
+        { businessId: room.business_id, slot: 31, bytes: 999 },
+        // Before the window: not counted.
+        { businessId: room.business_id, slot: 29, bytes: 5000 },
+      ],
+      tx,
+    ),
+  );
+  const held = claimOf(room.business_id, "held");
+  assert.deepEqual(await alone(ctx.db, (tx) => keys.insertClaims([held], tx)), [true]);
+  const rows = [
+    claimOf(full.business_id, "f1"),
+    claimOf(room.business_id, "r1"),
+    claimOf(fresh.business_id, "n1"),
+    claimOf(room.business_id, "r1"),
+    claimOf(room.business_id, "held"),
+    claimOf(full.business_id, "f2"),
+  ];
+  const answered = await alone(ctx.db, (tx) =>
+    keys.claimWithin(rows, { fromSlot: 30, quotaBytes: 1000 }, tx),
+  );
+  assert.deepEqual(answered, [
+    { won: false, bytes: 1000, oldest: 30 },
+    { won: true, bytes: 999, oldest: 31 },
+    { won: true, bytes: 0, oldest: null },
+    { won: false, bytes: 999, oldest: 31 },
+    { won: false, bytes: 999, oldest: 31 },
+    { won: false, bytes: 1000, oldest: 30 },
+  ]);
+  assert.equal(await keys.find({ business_id: full.business_id, idempotency_key: "f1" }), undefined);
+  assert.equal((await keys.find(rows[1] as KeyRow))?.claim, rows[1]?.claim, "the first claim of r1 holds it");
+  assert.deepEqual(await keys.find(rows[2] as KeyRow), rows[2], "stored as given, no answer yet");
+  assert.equal((await keys.find(held))?.claim, held.claim, "the key held before is kept by its holder");
+  assert.deepEqual(await alone(ctx.db, (tx) => keys.claimWithin([], { fromSlot: 0, quotaBytes: 1 }, tx)), []);
+});
