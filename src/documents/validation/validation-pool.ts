@@ -14,6 +14,13 @@ const THREAD = new URL("./validation-thread.ts", import.meta.url);
  */
 export const INLINE_LINES = 200;
 
+/**
+ * Whether a document is one for the validation thread, whatever else would check it: the one test
+ * of where a document is checked. A smaller one is checked where its caller is, in place or, for a
+ * single sign or validate, on the preparation thread with the rest of its work (register.ts).
+ */
+export const isLargeDocument = (body: unknown): boolean => lineCount(body) > INLINE_LINES;
+
 export type Validate = (body: unknown, ctx: RuleContext) => Promise<ValidationResult>;
 
 /** The thread's share of one business's documents (e.g. 16 waiting), and of all. */
@@ -71,7 +78,7 @@ export function validationPool(options: {
   }
 
   const validate: Validate = async (body, ctx) => {
-    if (!options.thread || lineCount(body) <= INLINE_LINES) return validateInvoice(body, ctx);
+    if (!options.thread || !isLargeDocument(body)) return validateInvoice(body, ctx);
     return resultOf(body, await checked(body, ctx));
   };
 

@@ -7,12 +7,8 @@ import type { InvoiceTable } from "../../db/schema.ts";
 import type { InvoiceDocument } from "../../documents/schema.ts";
 import { openDocument } from "../../documents/stored.ts";
 import { resultOf } from "../../documents/validation/remote-check.ts";
-import {
-  type InvoiceValidator,
-  lineCount,
-  type ValidationResult,
-} from "../../documents/validation/validation.ts";
-import { INLINE_LINES } from "../../documents/validation/validation-pool.ts";
+import type { InvoiceValidator, ValidationResult } from "../../documents/validation/validation.ts";
+import { isLargeDocument } from "../../documents/validation/validation-pool.ts";
 import { capViolations, DomainError, MAX_VIOLATIONS, summarize, type Violation } from "../../errors.ts";
 import { jsonTextOf } from "../../json-text.ts";
 import type { ProductCodes } from "../../reference/product-codes.ts";
@@ -103,10 +99,11 @@ export function invoiceRegistration(deps: {
 
   /**
    * Validates a submitted document for the caller; returns it typed, with any warnings, and, with
-   * `signing`, prepared for the sign. A single document of up to INLINE_LINES lines is checked on
-   * the preparation thread and, when it passes, prepared there in the same trip: the event loop
-   * copies it over once and keeps neither the rules' time nor the cryptography's. A batch's
-   * documents and large ones are checked as `validate` decides (validation-pool.ts).
+   * `signing`, prepared for the sign. A single document that is not large (`isLargeDocument`, the
+   * validation pool's test) is checked on the preparation thread and, when it passes, prepared
+   * there in the same trip: the event loop copies it over once and keeps neither the rules' time
+   * nor the cryptography's. A batch's documents and large ones are checked as `validate` decides
+   * (validation-pool.ts).
    */
   async function check(
     principal: Principal,
@@ -114,7 +111,7 @@ export function invoiceRegistration(deps: {
     how: { single?: boolean; signing?: boolean } = {},
   ) {
     const { claimed, business, ctx } = await contextOf(principal, body);
-    if (!how.single || lineCount(body) > INLINE_LINES) {
+    if (!how.single || isLargeDocument(body)) {
       return { ...accepted(claimed, business, await validate(body, ctx)), ready: undefined };
     }
     const signedAt = how.signing ? new Date().toISOString() : "";
