@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
 import { test } from "node:test";
 import { sql } from "kysely";
 import pg from "pg";
@@ -277,4 +278,48 @@ test("a key changed by a writer with another search path moves the counter besid
     await client.end();
   }
   assert.ok(((await repository.credentialsVersion()) as number) > before);
+});
+
+test("a key revoked by another database role, with no right on the counter, moves the counter all the same", {
+  skip: ENGINE !== "postgres" && "database roles are PostgreSQL's",
+}, async (t) => {
+  const { ctx, databaseUrl } = await build(t);
+  const a = await tenant(ctx);
+  const repository = businessRepository(ctx.db);
+  const before = (await repository.credentialsVersion()) as number;
+  const schema = (await sql<{ s: string }>`select current_schema() as s`.execute(ctx.db)).rows[0]
+    ?.s as string;
+  // An operator's own role, allowed to revoke keys and nothing else: the trigger runs as its owner.
+  const role = `einvoice_operator_${randomBytes(6).toString("hex")}`;
+  const admin = new pg.Client({ connectionString: databaseUrl });
+  await admin.connect();
+  try {
+    const [r, s] = [admin.escapeIdentifier(role), admin.escapeIdentifier(schema)];
+    await admin.query(`create role ${r} login`);
+    await admin.query(`grant usage on schema ${s} to ${r}`);
+    await admin.query(`grant select, update on ${s}.api_keys to ${r}`);
+    const url = new URL(databaseUrl as string);
+    url.username = role;
+    url.password = "";
+    const operator = new pg.Client({ connectionString: url.toString() });
+    await operator.connect();
+    try {
+      await assert.rejects(
+        operator.query(`update ${s}.credential_changes set version = version + 1`),
+        /permission denied/,
+        "the role cannot move the counter itself",
+      );
+      await operator.query(`update ${s}.api_keys set revoked_at = $1 where api_key = $2`, [
+        new Date().toISOString(),
+        a.api_key,
+      ]);
+    } finally {
+      await operator.end();
+    }
+    assert.ok(((await repository.credentialsVersion()) as number) > before);
+  } finally {
+    await admin.query(`drop owned by ${admin.escapeIdentifier(role)}`).catch(() => {});
+    await admin.query(`drop role if exists ${admin.escapeIdentifier(role)}`);
+    await admin.end();
+  }
 });
