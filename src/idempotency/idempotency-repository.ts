@@ -19,8 +19,8 @@ export const NO_ANSWER = {
 } as const;
 
 /**
- * The claims one statement of `insertClaims` holds: a batch of claims no larger is one statement on
- * PostgreSQL, which the service runs without a transaction around it (`alone`).
+ * The claims one statement of `insertClaims` holds, and the most a turn's claims are made in one
+ * call of `claimWithin` (one statement on PostgreSQL whatever their count).
  */
 export const CLAIMS_PER_STATEMENT = 64;
 

@@ -87,7 +87,6 @@ export function idempotencyService(deps: {
           { flush: false },
         )
       ).map((value) => ({ ok: true as const, value })),
-    // No more than one statement holds: alone, a second would commit apart from the first.
     { maxBatch: CLAIMS_PER_STATEMENT, concurrency: 1 },
   );
   // Each kept answer's bytes are counted for its business with it (storeAnswers): one row per
