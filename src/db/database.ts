@@ -125,7 +125,8 @@ function cachingStatements(sqlite: SQLite.Database, limit = 500): SqliteDatabase
 
 // Connection refused or reset, the server shutting down or out of connections, a pool that could
 // not connect in time, a statement or lock wait over its time limit, SQLite's lock wait running
-// out: the client's request was fine, and a retry in a moment will likely succeed.
+// out, a transaction PostgreSQL chose to abort to break a deadlock or keep a snapshot serializable:
+// the client's request was fine, and a retry in a moment will likely succeed.
 const TRANSIENT_CODES = new Set([
   "ECONNREFUSED",
   "ECONNRESET",
@@ -133,6 +134,8 @@ const TRANSIENT_CODES = new Set([
   "EPIPE",
   "57014",
   "55P03",
+  "40P01",
+  "40001",
   "57P01",
   "57P02",
   "57P03",

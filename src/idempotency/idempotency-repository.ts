@@ -206,7 +206,9 @@ function claimStatements(db: Db, usage: ReturnType<typeof usageStatements>) {
         }));
       }
       const column = <K extends keyof KeyRow>(name: K) => rows.map((row) => row[name]);
-      // The rows go in in their order (`ordinality`): of two claims of one key, the first wins.
+      // The rows go in ordered by key, so that two processes' statements claiming the same keys wait
+      // on each other in one order, never in a cycle (a deadlock: PostgreSQL would abort one); of
+      // two claims of one key, the first given wins (`ordinality`).
       const result = await sql<{
         claim: string | null;
         business_id: string | null;
@@ -223,7 +225,7 @@ function claimStatements(db: Db, usage: ReturnType<typeof usageStatements>) {
             ${column("fingerprint")}::text[], ${column("claim")}::text[], ${column("created_at")}::text[])
             with ordinality as v(business_id, idempotency_key, route, fingerprint, claim, created_at, ord)
           where coalesce((select used.bytes from used where used.business_id = v.business_id), 0) < ${quota.quotaBytes}::bigint
-          order by v.ord
+          order by v.business_id, v.idempotency_key, v.ord
           on conflict (business_id, idempotency_key) do nothing
           returning claim
         )

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { test } from "node:test";
-import { alone, writeTransaction } from "../../src/db/database.ts";
+import { alone, isTransientDatabaseError, writeTransaction } from "../../src/db/database.ts";
 import {
   type Answer,
   idempotencyRepository,
@@ -226,4 +226,55 @@ test(`claims with their quota checked on ${ENGINE}: a full business claims nothi
   assert.deepEqual(await keys.find(rows[2] as KeyRow), rows[2], "stored as given, no answer yet");
   assert.equal((await keys.find(held))?.claim, held.claim, "the key held before is kept by its holder");
   assert.deepEqual(await alone(ctx.db, (tx) => keys.claimWithin([], { fromSlot: 0, quotaBytes: 1 }, tx)), []);
+});
+
+test("two processes claiming the same keys in opposite orders never deadlock", {
+  skip: ENGINE !== "postgres" && "row locks between connections are PostgreSQL's",
+}, async (t) => {
+  const { ctx } = await build(t);
+  const [a, b] = [await tenant(ctx), await tenant(ctx)];
+  const keys = idempotencyRepository(ctx.db);
+  const quota = { fromSlot: 0, quotaBytes: 1_000_000 };
+  for (let round = 0; round < 20; round++) {
+    const names = Array.from({ length: 24 }, (_, i) => [i % 2 ? a : b, `r${round}-k${i}`] as const);
+    const rows = (order: typeof names) => order.map(([tenant, key]) => claimOf(tenant.business_id, key));
+    // Each statement on a connection of its own, as two API processes' claim batches are.
+    const [first, second] = await Promise.all([
+      alone(ctx.db, (tx) => keys.claimWithin(rows(names), quota, tx)),
+      alone(ctx.db, (tx) => keys.claimWithin(rows([...names].reverse()), quota, tx)),
+    ]);
+    // Each key went to exactly one of the two.
+    const won = names.map((_, i) => Number(first[i]?.won) + Number(second[names.length - 1 - i]?.won));
+    assert.deepEqual(won, Array(names.length).fill(1), `round ${round}`);
+  }
+});
+
+test("a deadlock PostgreSQL breaks is a transient failure: the caller is told to retry, not that the server failed", {
+  skip: ENGINE !== "postgres" && "deadlocks between connections are PostgreSQL's",
+}, async (t) => {
+  const { ctx } = await build(t);
+  const a = await tenant(ctx);
+  const keys = idempotencyRepository(ctx.db);
+  const [one, two] = [claimOf(a.business_id, "one"), claimOf(a.business_id, "two")];
+  // Two transactions each claim a key, then the other's: one of them PostgreSQL aborts.
+  let firstDone: () => void = () => {};
+  const bothFirst = new Promise<void>((resolve) => {
+    let n = 0;
+    firstDone = () => {
+      if (++n === 2) resolve();
+    };
+  });
+  const crossing = (mine: KeyRow, theirs: KeyRow) =>
+    ctx.db.transaction().execute(async (tx) => {
+      await keys.insertClaims([mine], tx);
+      firstDone();
+      await bothFirst;
+      await keys.insertClaims([{ ...theirs, claim: `${mine.claim}-late` }], tx);
+    });
+  const outcomes = await Promise.allSettled([crossing(one, two), crossing(two, one)]);
+  const failed = outcomes.filter((o): o is PromiseRejectedResult => o.status === "rejected");
+  assert.equal(failed.length, 1, "one of the two is aborted");
+  const reason = (failed[0] as PromiseRejectedResult).reason as { code?: string };
+  assert.equal(reason.code, "40P01");
+  assert.equal(isTransientDatabaseError(reason), true);
 });
