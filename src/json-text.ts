@@ -7,7 +7,10 @@
 const texts = new WeakMap<object, string>();
 
 export function keepJsonText(value: unknown, text: string): void {
-  if (typeof value === "object" && value !== null) texts.set(value, text);
+  // Without a leading byte order mark, which the body's parser skipped (RFC 8259 §8.1 lets a parser
+  // ignore one) and JSON.parse, on the thread, refuses.
+  if (typeof value === "object" && value !== null)
+    texts.set(value, text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
 }
 
 /** The text `value` was parsed from, when it is a request body parsed whole. */

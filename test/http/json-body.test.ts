@@ -197,3 +197,25 @@ test("a batch body parsed in pieces is the batch parsed whole; refusals name the
   assert.equal(objects.statusCode, 400);
   assert.match(objects.json().error.details, /objects and arrays; at most 200,000/);
 });
+
+test("a body that starts with a byte order mark is read as without it, by validate and sign alike", async (t) => {
+  const { app, ctx } = await build(t);
+  const a = await tenant(ctx);
+  const post = (route: string, payload: string) =>
+    app.inject({
+      method: "POST",
+      url: `/api/v1/einvoice/${route}`,
+      headers: { ...a.headers, "content-type": "application/json; charset=utf-8" },
+      payload,
+    });
+  // Checked on the preparation thread, which parses the body's text again.
+  const empty = await post("validate", "\uFEFF{}");
+  assert.equal(empty.statusCode, 400, empty.body);
+  assert.deepEqual(empty.json(), { ...empty.json(), message: "Failed to validate invoice" });
+  const doc = fixture("invoice-full", a);
+  doc.irn = `BOM1-${a.service_id}-20261115`;
+  const validated = await post("validate", `\uFEFF${JSON.stringify(doc)}`);
+  assert.equal(validated.statusCode, 200, validated.body);
+  const signed = await post("sign", `\uFEFF${JSON.stringify(doc)}`);
+  assert.equal(signed.statusCode, 200, signed.body);
+});
