@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
-import { test } from "node:test";
+import { type TestContext, test } from "node:test";
 import { sql } from "kysely";
 import pg from "pg";
 import { activeKeys, CHANGES_LOOKED_AT_MS, REVOCATION_SETTLES_MS } from "../../src/businesses/active-keys.ts";
@@ -256,15 +256,24 @@ test("a counter that cannot be read keeps nothing, and is looked at again only e
   assert.equal(looks, 2);
 });
 
-test("a key changed by a writer with another search path moves the counter beside the table it changed", {
-  skip: ENGINE !== "postgres" && "search paths are PostgreSQL's",
-}, async (t) => {
+/**
+ * For a change made outside the service: a business with a key, the credential counter as it is,
+ * and the schema the service's tables are in, for another connection to name them by.
+ */
+async function outsideWriter(t: TestContext) {
   const { ctx, databaseUrl } = await build(t);
   const a = await tenant(ctx);
   const repository = businessRepository(ctx.db);
   const before = (await repository.credentialsVersion()) as number;
   const schema = (await sql<{ s: string }>`select current_schema() as s`.execute(ctx.db)).rows[0]
     ?.s as string;
+  return { databaseUrl, a, repository, before, schema };
+}
+
+test("a key changed by a writer with another search path moves the counter beside the table it changed", {
+  skip: ENGINE !== "postgres" && "search paths are PostgreSQL's",
+}, async (t) => {
+  const { databaseUrl, a, repository, before, schema } = await outsideWriter(t);
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
@@ -283,12 +292,7 @@ test("a key changed by a writer with another search path moves the counter besid
 test("a key revoked by another database role, with no right on the counter, moves the counter all the same", {
   skip: ENGINE !== "postgres" && "database roles are PostgreSQL's",
 }, async (t) => {
-  const { ctx, databaseUrl } = await build(t);
-  const a = await tenant(ctx);
-  const repository = businessRepository(ctx.db);
-  const before = (await repository.credentialsVersion()) as number;
-  const schema = (await sql<{ s: string }>`select current_schema() as s`.execute(ctx.db)).rows[0]
-    ?.s as string;
+  const { databaseUrl, a, repository, before, schema } = await outsideWriter(t);
   // An operator's own role, allowed to revoke keys and nothing else: the trigger runs as its owner.
   const role = `einvoice_operator_${randomBytes(6).toString("hex")}`;
   const admin = new pg.Client({ connectionString: databaseUrl });

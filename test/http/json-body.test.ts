@@ -211,7 +211,7 @@ test("a body that starts with a byte order mark is read as without it, by valida
   // Checked on the preparation thread, which parses the body's text again.
   const empty = await post("validate", "\uFEFF{}");
   assert.equal(empty.statusCode, 400, empty.body);
-  assert.deepEqual(empty.json(), { ...empty.json(), message: "Failed to validate invoice" });
+  assert.equal(empty.json().message, "Failed to validate invoice");
   const doc = fixture("invoice-full", a);
   doc.irn = `BOM1-${a.service_id}-20261115`;
   const validated = await post("validate", `\uFEFF${JSON.stringify(doc)}`);
