@@ -167,7 +167,8 @@ try {
       const t = totals.get(s.key) ?? { requests: 0, seconds: 0, cpuMs: 0, bad: 0, p99: [] };
       totals.set(s.key, {
         requests: t.requests + result.requests.total,
-        seconds: t.seconds + duration,
+        // The run's own length (it ends when the last answer is in), not the nominal one.
+        seconds: t.seconds + result.duration,
         cpuMs: t.cpuMs + spent,
         bad: t.bad + bad,
         p99: [...t.p99, result.latency.p99],
