@@ -6,7 +6,7 @@ import { THREAD_EXEC_ARGV } from "../threads/thread-bundle.ts";
  * SQLite's WAL checkpoints, on a thread of their own. By default the connection that commits copies
  * the WAL back into the database file whenever the WAL passes 1,000 pages: a few megabytes written
  * and an fsync of the file, on the event loop, stalling every request in flight (the tail of the
- * sign latency). Here the committing connection only checkpoints past `SAFETY_PAGES` (should this
+ * sign latency). Here the committing connection only checkpoints past `SAFETY_WAL_BYTES` (should this
  * thread fall behind or die), and this thread runs a passive checkpoint every `everyMs`: passive
  * checkpoints never wait for, nor hold up, readers and writers. Durability is unchanged: a commit
  * is on disk in the WAL before it is acknowledged, whoever copies it later.
@@ -41,8 +41,8 @@ export function startCheckpointer(file: string, everyMs = 100): { stop(): Promis
 /** How long a checkpointer thread is given to end by itself. */
 const STOP_WAIT_MS = 5000;
 
-/** Pages after which the committing connection checkpoints by itself (40 MB of WAL). */
-export const SAFETY_PAGES = 10_000;
+/** The WAL's size past which the committing connection checkpoints by itself, whatever its pages' size. */
+export const SAFETY_WAL_BYTES = 40 * 1024 * 1024;
 
 const THREAD = `
 const { workerData, parentPort } = require("node:worker_threads");
