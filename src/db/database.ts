@@ -57,11 +57,12 @@ export function openDatabase(
   } else {
     if (database.file !== ":memory:") fs.mkdirSync(path.dirname(database.file), { recursive: true });
     const sqlite = new SQLite(database.file);
-    // A new database gets 8 KiB pages instead of SQLite's 4 KiB: an invoice row (its document about
-    // 4.4 kB) then fits in one page instead of spilling into an overflow page, which a sign writes
-    // and a full record's read reads apart. Measured with `bench:limit` at a steady 2,500 signs/s:
-    // 459-463 µs of CPU a sign against 480-491 (16 KiB: 467-468). A database made before keeps its
-    // pages: once in WAL mode the size cannot change, and the pragma does nothing.
+    // A new database gets 8 KiB pages instead of SQLite's 4 KiB. An invoice's row (about 3.5 kB for
+    // the full sample invoice) fills a 4 KiB page by itself, so every sign split a table page and
+    // wrote one of its own to the WAL; an 8 KiB page holds two, and a batch writes half the frames.
+    // Measured with `bench:limit` at a steady 2,500 signs/s: 459-463 µs of CPU a sign against
+    // 480-491 (16 KiB: 467-468). A database made before keeps its pages: once in WAL mode the size
+    // cannot change, and the pragma does nothing.
     sqlite.pragma(`page_size = ${PAGE_SIZE}`);
     // WAL lets readers run beside the single writer; FULL sync keeps every acknowledged commit on
     // disk across power loss, not only across a process crash; the busy timeout lets the CLI, the

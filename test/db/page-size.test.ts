@@ -4,8 +4,7 @@ import { test } from "node:test";
 import SQLite from "better-sqlite3";
 import { sql } from "kysely";
 import { openDatabase } from "../../src/db/database.ts";
-import { migrateToLatest } from "../../src/db/migrations.ts";
-import { ENGINE, tempDir } from "../helpers.ts";
+import { build, ENGINE, freshInvoice, tempDir, tenant } from "../helpers.ts";
 
 const sqliteOnly = { skip: ENGINE !== "sqlite" && "page sizes are SQLite's" };
 const pool = { dbPool: { size: 1, statementTimeoutMs: 30_000, sqliteCacheMb: 16 }, checkpointer: true };
@@ -16,18 +15,29 @@ async function pragma(db: ReturnType<typeof openDatabase>, name: string): Promis
 }
 
 test(
-  "a new SQLite database has 8 KiB pages, so an invoice's row fits in one; its WAL threshold stays 40 MiB",
+  "a new SQLite database has 8 KiB pages, so signed invoices share a page instead of one each; its WAL threshold stays 40 MiB",
   sqliteOnly,
   async (t) => {
-    const file = path.join(tempDir(t), "new.db");
-    const db = openDatabase({ engine: "sqlite", file }, pool);
-    t.after(() => db.destroy());
-    await migrateToLatest(db);
-    assert.equal(await pragma(db, "page_size"), 8192);
-    assert.equal(await pragma(db, "wal_autocheckpoint"), (40 * 1024 * 1024) / 8192);
-    assert.equal(
-      String((await sql<{ journal_mode: string }>`pragma journal_mode`.execute(db)).rows[0]?.journal_mode),
-      "wal",
+    const { app, ctx } = await build(t);
+    const a = await tenant(ctx);
+    for (let i = 0; i < 2; i++) {
+      const signed = await app.inject({
+        method: "POST",
+        url: "/api/v1/einvoice/sign",
+        headers: a.headers,
+        payload: freshInvoice(a),
+      });
+      assert.equal(signed.statusCode, 200, signed.body);
+    }
+    assert.equal(await pragma(ctx.db, "page_size"), 8192);
+    assert.equal(await pragma(ctx.db, "wal_autocheckpoint"), (40 * 1024 * 1024) / 8192);
+    // The full sample invoice's row is about 3.5 kB: a 4 KiB page holds one, so every sign wrote a
+    // table page of its own (and split one); an 8 KiB page holds two.
+    const leaves = await sql<{ ncell: number }>`
+      select ncell from dbstat where name = 'invoices' and pagetype = 'leaf'`.execute(ctx.db);
+    assert.deepEqual(
+      leaves.rows.map((row) => Number(row.ncell)),
+      [2],
     );
   },
 );
