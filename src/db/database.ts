@@ -63,7 +63,7 @@ export function openDatabase(
     // Measured with `bench:limit` at a steady 2,500 signs/s: 459-463 µs of CPU a sign against
     // 480-491 (16 KiB: 467-468). A database made before keeps its pages: once in WAL mode the size
     // cannot change, and the pragma does nothing.
-    sqlite.pragma(`page_size = ${PAGE_SIZE}`);
+    sqlite.pragma(`page_size = ${SQLITE_PAGE_BYTES}`);
     // WAL lets readers run beside the single writer; FULL sync keeps every acknowledged commit on
     // disk across power loss, not only across a process crash; the busy timeout lets the CLI, the
     // workers and several API processes share one file.
@@ -260,7 +260,7 @@ async function tryBeginImmediate(connection: Executor): Promise<boolean> {
 }
 
 /** The page size of a new SQLite database (see openDatabase). */
-export const PAGE_SIZE = 8192;
+const SQLITE_PAGE_BYTES = 8192;
 
 const defaultPool = { size: 10, statementTimeoutMs: 30_000, sqliteCacheMb: 256 };
 
