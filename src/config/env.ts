@@ -49,6 +49,11 @@ export const Env = Type.Object({
   /** PostgreSQL: connections per process, and the limit of any one statement. */
   EINVOICE_DB_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 1000, default: 10 }),
   EINVOICE_DB_STATEMENT_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 3_600_000, default: 30_000 }),
+  /**
+   * PostgreSQL: the statement text each connection keeps prepared, in KiB (the server keeps about
+   * 50 times as much for their plans); 0 prepares none, for a pooler that cannot keep them.
+   */
+  EINVOICE_DB_PREPARED_KB: Type.Integer({ minimum: 0, maximum: 65_536, default: 128 }),
   /** SQLite: the most memory each connection's page cache may grow to (it grows with use). */
   EINVOICE_SQLITE_CACHE_MB: Type.Integer({ minimum: 2, maximum: 65_536, default: 256 }),
   /**

@@ -34,6 +34,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       size: parsed.EINVOICE_DB_POOL_SIZE,
       statementTimeoutMs: parsed.EINVOICE_DB_STATEMENT_TIMEOUT_MS,
       sqliteCacheMb: parsed.EINVOICE_SQLITE_CACHE_MB,
+      preparedKb: parsed.EINVOICE_DB_PREPARED_KB,
     },
     processes: parsed.EINVOICE_PROCESSES,
     /** Per minute: per credential, failed authentications per address, public requests per address. */

@@ -19,6 +19,7 @@ import {
 import pg from "pg";
 import type { Config } from "../config.ts";
 import { SAFETY_WAL_BYTES } from "./checkpointer.ts";
+import { preparingPool } from "./postgres-statements.ts";
 import type { Database } from "./schema.ts";
 
 export type Db = Kysely<Database>;
@@ -53,7 +54,9 @@ export function openDatabase(
     // transaction, say): pg emits that on the client, where no listener means an uncaught error.
     // The statement that follows fails, and the pool discards the connection when it comes back.
     pool.on("connect", (client) => client.on("error", () => {}));
-    db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    db = new Kysely<Database>({
+      dialect: new PostgresDialect({ pool: preparingPool(pool, options.dbPool.preparedKb * 1024) }),
+    });
   } else {
     if (database.file !== ":memory:") fs.mkdirSync(path.dirname(database.file), { recursive: true });
     const sqlite = new SQLite(database.file);
@@ -262,7 +265,7 @@ async function tryBeginImmediate(connection: Executor): Promise<boolean> {
 /** The page size of a new SQLite database (see openDatabase). */
 const SQLITE_PAGE_BYTES = 8192;
 
-const defaultPool = { size: 10, statementTimeoutMs: 30_000, sqliteCacheMb: 256 };
+const defaultPool = { size: 10, statementTimeoutMs: 30_000, sqliteCacheMb: 256, preparedKb: 128 };
 
 /**
  * SQLite transactions that take the write lock when they begin. A deferred transaction that reads

@@ -109,7 +109,7 @@ test("an empty environment is the sandbox on SQLite, with every documented defau
     qrKeys: undefined,
     signingKeys: undefined,
     operatorPassword: undefined,
-    dbPool: { size: 10, statementTimeoutMs: 30_000, sqliteCacheMb: 256 },
+    dbPool: { size: 10, statementTimeoutMs: 30_000, sqliteCacheMb: 256, preparedKb: 128 },
     processes: 1,
     rateLimits: { perCredentialPerMin: 1_000_000, authFailuresPerMin: 1_000_000, publicPerMin: 1_000_000 },
     requestTimeoutMs: 30_000,

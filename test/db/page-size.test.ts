@@ -7,7 +7,10 @@ import { openDatabase } from "../../src/db/database.ts";
 import { build, ENGINE, freshInvoice, tempDir, tenant } from "../helpers.ts";
 
 const sqliteOnly = { skip: ENGINE !== "sqlite" && "page sizes are SQLite's" };
-const pool = { dbPool: { size: 1, statementTimeoutMs: 30_000, sqliteCacheMb: 16 }, checkpointer: true };
+const pool = {
+  dbPool: { size: 1, statementTimeoutMs: 30_000, sqliteCacheMb: 16, preparedKb: 0 },
+  checkpointer: true,
+};
 
 async function pragma(db: ReturnType<typeof openDatabase>, name: string): Promise<number> {
   const { rows } = await sql<Record<string, number>>`${sql.raw(`pragma ${name}`)}`.execute(db);

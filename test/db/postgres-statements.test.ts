@@ -1,0 +1,101 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { CompiledQuery, sql } from "kysely";
+import { openDatabase } from "../../src/db/database.ts";
+import { ENGINE, freshDatabase, tempDir } from "../helpers.ts";
+
+const postgresOnly = { skip: ENGINE !== "postgres" && "prepared statements by name are PostgreSQL's" };
+
+/** A database of one connection, so that every statement meets the same server session. */
+async function oneConnection(t: import("node:test").TestContext, preparedKb: number) {
+  const { url, drop } = await freshDatabase(tempDir(t));
+  const db = openDatabase(
+    { engine: "postgres", url },
+    { dbPool: { size: 1, statementTimeoutMs: 30_000, sqliteCacheMb: 16, preparedKb } },
+  );
+  t.after(async () => {
+    await db.destroy();
+    await drop();
+  });
+  await sql`create table notes (id integer primary key, note text not null)`.execute(db);
+  await sql`insert into notes values (1, 'one'), (2, 'two')`.execute(db);
+  /** The statements this session keeps prepared by the protocol (not by SQL `prepare`). */
+  const prepared = async () => {
+    const { rows } = await sql<{ statement: string }>`
+      select statement from pg_prepared_statements where not from_sql order by prepare_time`.execute(db);
+    return rows.map((row) => row.statement);
+  };
+  return { db, prepared };
+}
+
+test(
+  "a statement run a second time on a connection is prepared by name, and answers as before",
+  postgresOnly,
+  async (t) => {
+    const { db, prepared } = await oneConnection(t, 256);
+    const note = (id: number) => sql<{ note: string }>`select note from notes where id = ${id}`.execute(db);
+    assert.deepEqual((await note(1)).rows, [{ note: "one" }]);
+    assert.deepEqual(await prepared(), [], "a statement run once keeps nothing on the server");
+    assert.deepEqual((await note(2)).rows, [{ note: "two" }]);
+    assert.deepEqual(await prepared(), ["select note from notes where id = $1"]);
+    assert.deepEqual((await note(1)).rows, [{ note: "one" }]);
+    assert.deepEqual((await note(3)).rows, []);
+    assert.equal((await prepared()).length, 1, "its later runs use the one prepared");
+  },
+);
+
+test(
+  "a connection prepares statements up to its budget of text, then runs the others unnamed",
+  postgresOnly,
+  async (t) => {
+    const { db, prepared } = await oneConnection(t, 1);
+    // Five distinct texts of about 300 characters: three fit in 1 KiB.
+    const texts = [0, 1, 2, 3, 4].map((i) => `select $1::integer + ${i} as v /* ${"x".repeat(270)} */`);
+    for (let round = 0; round < 3; round++) {
+      for (const [i, text] of texts.entries()) {
+        const { rows } = await db.executeQuery<{ v: number }>(CompiledQuery.raw(text, [10]));
+        assert.deepEqual(rows, [{ v: 10 + i }]);
+      }
+    }
+    assert.deepEqual(await prepared(), texts.slice(0, 3));
+  },
+);
+
+test(
+  "a statement longer than 16 KiB is never prepared; a budget of 0 prepares none",
+  postgresOnly,
+  async (t) => {
+    const long = await oneConnection(t, 256);
+    const text = `select $1::text as v /* ${"y".repeat(16 * 1024)} */`;
+    for (let i = 0; i < 3; i++) {
+      const answered = await long.db.executeQuery<{ v: string }>(CompiledQuery.raw(text, ["kept"]));
+      assert.deepEqual(answered.rows, [{ v: "kept" }]);
+    }
+    assert.deepEqual(await long.prepared(), []);
+
+    const none = await oneConnection(t, 0);
+    for (let i = 0; i < 3; i++) {
+      const { rows } = await sql<{ note: string }>`select note from notes where id = ${1}`.execute(none.db);
+      assert.deepEqual(rows, [{ note: "one" }]);
+    }
+    assert.deepEqual(await none.prepared(), []);
+  },
+);
+
+test(
+  "a prepared select * whose table gains a column fails once, then is prepared again with it",
+  postgresOnly,
+  async (t) => {
+    const { db, prepared } = await oneConnection(t, 256);
+    const row = () => sql<Record<string, unknown>>`select * from notes where id = ${1}`.execute(db);
+    await row();
+    assert.deepEqual((await row()).rows, [{ id: 1, note: "one" }]);
+    assert.equal((await prepared()).length, 1);
+    // A migration of another version, say, while this process runs.
+    await sql`alter table notes add column extra text not null default 'added'`.execute(db);
+    await assert.rejects(row(), (error: { code?: string }) => error.code === "0A000");
+    assert.deepEqual((await row()).rows, [{ id: 1, note: "one", extra: "added" }]);
+    assert.deepEqual((await row()).rows, [{ id: 1, note: "one", extra: "added" }]);
+    assert.equal((await prepared()).length, 2, "the text prepared again, under a new name");
+  },
+);
