@@ -10,8 +10,8 @@ export const PREPARED_TEXT_MAX = 16 * 1024;
  * again as named prepared statements. pg's statements are unnamed unless named, so PostgreSQL
  * parses, analyses and plans each one anew; a sign batch's statements are kilobytes of text (the
  * write of 8 invoices, their histories and the chain's head: 237 parameters). Measured apart on an
- * idle server, the server's CPU: that write 1,500-1,775 µs unnamed, 950-1,233 named; the batch's
- * reads with the chain lock 300-375 µs against 100. (Arrays unnested instead, one text for every
+ * idle server, the server's CPU: that write 1,500-1,833 µs unnamed, 950-1,233 named; the batch's
+ * reads with the chain lock 300-375 µs against 100-125. (Arrays unnested instead, one text for every
  * batch size, cost the server more than either.)
  *
  * Bounded: a text is named when it comes back a second time (a statement run once keeps nothing),
