@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import { test } from "node:test";
 import { CompiledQuery, sql } from "kysely";
 import { openDatabase } from "../../src/db/database.ts";
@@ -97,5 +98,45 @@ test(
     assert.deepEqual((await row()).rows, [{ id: 1, note: "one", extra: "added" }]);
     assert.deepEqual((await row()).rows, [{ id: 1, note: "one", extra: "added" }]);
     assert.equal((await prepared()).length, 2, "the text prepared again, under a new name");
+  },
+);
+
+test(
+  "a prepared statement gone from the server session (a pooler's doing) fails once, and the pool prepares nothing more",
+  postgresOnly,
+  async (t) => {
+    const { db, prepared } = await oneConnection(t, 256);
+    const note = (id: number) => sql<{ note: string }>`select note from notes where id = ${id}`.execute(db);
+    await note(1);
+    await note(1);
+    const { rows } = await sql<{ name: string }>`
+      select name from pg_prepared_statements where not from_sql`.execute(db);
+    assert.equal(rows.length, 1);
+    // What a pooler in transaction mode does: the next transaction meets a server session that
+    // never saw the statement.
+    await sql.raw(`deallocate "${(rows[0] as { name: string }).name}"`).execute(db);
+    await assert.rejects(note(1), (error: { code?: string }) => error.code === "26000");
+    assert.deepEqual((await note(2)).rows, [{ note: "two" }], "the text runs again, unnamed");
+    for (let i = 0; i < 3; i++) assert.deepEqual((await note(1)).rows, [{ note: "one" }]);
+    const other = () => sql<{ n: number }>`select count(*)::int as n from notes where id > ${0}`.execute(db);
+    for (let i = 0; i < 3; i++) assert.deepEqual((await other()).rows, [{ n: 2 }]);
+    assert.deepEqual(await prepared(), [], "nothing is prepared once a statement went missing");
+  },
+);
+
+test(
+  "a name already taken on the server session (another client's, through a pooler) fails once, and the pool prepares nothing more",
+  postgresOnly,
+  async (t) => {
+    const { db, prepared } = await oneConnection(t, 256);
+    const text = "select note from notes where id = $1";
+    const name = `einvoice_0_${createHash("sha256").update(text).digest("base64url").slice(0, 40)}`;
+    // Prepared by SQL, as a session before this one left it on the server connection.
+    await sql.raw(`prepare "${name}" (integer) as ${text.replace("$1", "$1::integer")}`).execute(db);
+    const note = (id: number) => db.executeQuery<{ note: string }>(CompiledQuery.raw(text, [id]));
+    assert.deepEqual((await note(1)).rows, [{ note: "one" }]);
+    await assert.rejects(note(1), (error: { code?: string }) => error.code === "42P05");
+    for (let i = 0; i < 3; i++) assert.deepEqual((await note(2)).rows, [{ note: "two" }]);
+    assert.deepEqual(await prepared(), [], "none prepared by the protocol");
   },
 );
