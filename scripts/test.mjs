@@ -54,6 +54,7 @@ const LAYERS = {
       "test/invoices/payments/payment-decision.test.ts",
       "test/documents/pdf/pdf-bounds.test.ts",
       "test/invoices/transitions.test.ts",
+      "test/invoices/registration/batch-outcomes.test.ts",
       "test/documents/validation/rules.test.ts",
       "test/reference/lgas.test.ts",
       "test/reference/currencies.test.ts",

@@ -54,12 +54,15 @@ export function invoiceBatches<Checked>(deps: {
         await Promise.allSettled(results);
         throw err;
       }
-      results.push(
-        commit(principal, checked, transmitting).then(
-          (registered) => signed(at, registered, transmitting),
-          (err: unknown) => refused(at, err),
-        ),
+      const result = commit(principal, checked, transmitting).then(
+        (registered) => signed(at, registered, transmitting),
+        (err: unknown) => refused(at, err),
       );
+      // A failure that is not the document's (the store failing, the preparation thread closed at
+      // shutdown) fails the batch through Promise.all below; until the loop gets there it must not
+      // count as unhandled, which would take the process down with every request in it.
+      result.catch(() => {});
+      results.push(result);
     }
     return Promise.all(results);
   }

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { sql } from "kysely";
 import {
   build,
   ENGINE,
@@ -136,4 +137,49 @@ test(`batch/sign on ${ENGINE}: the batch itself is bounded and checked; bodies a
   assert.equal(res.statusCode, 200, res.body.slice(0, 300));
   assert.equal((res.json().data as Result[]).filter((r) => r.status === "signed").length, 500);
   assert.deepEqual(await ctx.audit.verify(a.business_id), { checked: 500, broken: [] });
+});
+
+test(`batch/sign on ${ENGINE}: a document whose store fails for the server's own reason fails the batch with 500, and the process lives on`, async (t) => {
+  const { app, ctx } = await build(t);
+  const a = await tenant(ctx);
+  const doomed = freshInvoice(a, "invoice-minimal");
+  // A failure no document explains (a trigger refusing one IRN): the group commit retries the
+  // document alone, and it fails again, while the batch is still checking the documents after it.
+  const irn = String(doomed.irn);
+  if (ENGINE === "sqlite") {
+    await sql
+      .raw(
+        `create trigger refuse_one before insert on invoices when new.irn = '${irn}' begin select raise(abort, 'refused by the test'); end`,
+      )
+      .execute(ctx.db);
+  } else {
+    await sql
+      .raw(
+        `create function refuse_one() returns trigger language plpgsql as $$ begin if new.irn = '${irn}' then raise exception 'refused by the test'; end if; return new; end $$`,
+      )
+      .execute(ctx.db);
+    await sql
+      .raw("create trigger refuse_one before insert on invoices for each row execute function refuse_one()")
+      .execute(ctx.db);
+  }
+  const others = Array.from({ length: 80 }, () => freshInvoice(a));
+  const res = await app.inject({
+    method: "POST",
+    url: `${API}/batch/sign`,
+    headers: a.headers,
+    payload: { invoices: [doomed, ...others] },
+  });
+  assert.equal(res.statusCode, 500, res.body.slice(0, 300));
+  assert.equal(res.json().status, false);
+  // Nothing crashed: the next request is served, and what was signed is in its chain.
+  const next = await app.inject({
+    method: "POST",
+    url: `${API}/sign`,
+    headers: a.headers,
+    payload: freshInvoice(a, "invoice-minimal"),
+  });
+  assert.equal(next.statusCode, 200, next.body);
+  const stored = await storedIrns(ctx, a.business_id);
+  assert.ok(!stored.includes(irn), "the refused document is not stored");
+  assert.equal((await ctx.audit.verify(a.business_id)).broken.length, 0);
 });
