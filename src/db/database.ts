@@ -46,6 +46,10 @@ export function openDatabase(
       max: options.dbPool.size,
       statement_timeout: options.dbPool.statementTimeoutMs,
       idle_in_transaction_session_timeout: options.dbPool.statementTimeoutMs * 2,
+      // pg's pipeline mode: a query is sent without waiting for the answer to the one before it.
+      // Kysely still waits for each; only a transaction's `begin` is not waited for
+      // (postgres-statements.ts), so it costs no round trip of its own.
+      pipeline: true,
     });
     // An idle connection the server drops (restart, failover) must not take the process down: the
     // pool discards it and the next query connects afresh.

@@ -21,6 +21,12 @@ export const PREPARED_TEXT_MAX = 16 * 1024;
  * 6.5 MB a connection at most. `budgetBytes` 0 names nothing, for a pooler that hands a
  * transaction another server connection (PgBouncer's transaction mode before 1.21).
  * Names are the texts' hashes, so one name is one statement on every connection.
+ *
+ * With the pool in pg's pipeline mode, a transaction's `begin` is sent without waiting for its
+ * answer: it goes out just ahead of the transaction's first statement, and its answer is awaited
+ * with that statement's. A sign batch made four round trips (begin, the reads with the chain lock,
+ * the write, commit) one after the other under the chain lock; on a loaded 2-core machine each took
+ * about 3 ms, `begin`'s all of it waiting (bench/RESULTS.md, 2026-12-03).
  */
 export function preparingPool(pool: pg.Pool, budgetBytes: number): PostgresPool {
   // Kysely keeps a connection per client it is given: the same client, the same wrapper.
@@ -58,6 +64,8 @@ function preparing(client: pg.PoolClient, budgetBytes: number, state: { on: bool
   let left = budgetBytes;
   /** Bumped when PostgreSQL refuses a plan it kept: the text is prepared again under a new name. */
   let generation = 0;
+  /** A `begin` sent and not yet answered: its answer is awaited with the next statement's. */
+  let begun: Promise<unknown> | undefined;
 
   /** The statement's name on this connection, or undefined to run it unnamed. */
   function nameOf(text: string): string | undefined {
@@ -82,6 +90,27 @@ function preparing(client: pg.PoolClient, budgetBytes: number, state: { on: bool
   ): Promise<PostgresQueryResult<unknown>> | PostgresCursor<unknown> {
     if (typeof statement !== "string") return client.query(statement as never);
     const values = [...(parameters ?? [])];
+    if (statement === "begin" && values.length === 0 && client.pipeline) {
+      // Sent without waiting for its answer: the transaction's first statement follows it on the
+      // wire, and the answer to `begin` comes back with the statement's.
+      const sent = client.query(statement);
+      sent.catch(() => {});
+      begun = sent;
+      // What pg answers to `begin` (Kysely reads nothing of it).
+      return Promise.resolve({
+        command: "BEGIN",
+        rowCount: null,
+        rows: [],
+      } as unknown as PostgresQueryResult<unknown>);
+    }
+    const run = send(statement, values);
+    const before = begun;
+    begun = undefined;
+    // A failed `begin` (the connection lost) fails the statement that followed it.
+    return before === undefined ? run : Promise.all([before, run]).then(([, answered]) => answered);
+  }
+
+  function send(statement: string, values: unknown[]): Promise<PostgresQueryResult<unknown>> {
     // A statement without parameters (begin, commit, DDL) goes as a simple query, as before.
     const name = values.length > 0 ? nameOf(statement) : undefined;
     const run = (
@@ -105,5 +134,11 @@ function preparing(client: pg.PoolClient, budgetBytes: number, state: { on: bool
     });
   }
 
-  return { query: query as PostgresPoolClient["query"], release: () => client.release() };
+  return {
+    query: query as PostgresPoolClient["query"],
+    release: () => {
+      begun = undefined;
+      client.release();
+    },
+  };
 }

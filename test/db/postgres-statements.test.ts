@@ -2,7 +2,9 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { test } from "node:test";
 import { CompiledQuery, sql } from "kysely";
-import { openDatabase } from "../../src/db/database.ts";
+import pg from "pg";
+import { type Executor, openDatabase, writeTransaction } from "../../src/db/database.ts";
+import { preparingPool } from "../../src/db/postgres-statements.ts";
 import { ENGINE, freshDatabase, tempDir } from "../helpers.ts";
 
 const postgresOnly = { skip: ENGINE !== "postgres" && "prepared statements by name are PostgreSQL's" };
@@ -138,5 +140,122 @@ test(
     await assert.rejects(note(1), (error: { code?: string }) => error.code === "42P05");
     for (let i = 0; i < 3; i++) assert.deepEqual((await note(2)).rows, [{ note: "two" }]);
     assert.deepEqual(await prepared(), [], "none prepared by the protocol");
+  },
+);
+
+test(
+  "a transaction's begin goes out with its first statement, and the transaction is whole: committed, rolled back, failed at its first statement",
+  postgresOnly,
+  async (t) => {
+    const { db } = await oneConnection(t, 256);
+    const notes = async () =>
+      (await sql<{ id: number }>`select id from notes order by id`.execute(db)).rows.map((row) => row.id);
+    /** The transaction id of the statement: one for every statement of a transaction. */
+    const xid = async (on: Executor = db) =>
+      (await sql<{ xid: string }>`select txid_current()::text as xid, ${1}::int as v`.execute(on)).rows[0]
+        ?.xid;
+
+    // Committed: both rows, written in one transaction begun before its first statement.
+    await writeTransaction(db, async (tx) => {
+      const first = await xid(tx);
+      await sql`insert into notes values (${3}, ${"three"})`.execute(tx);
+      await sql`insert into notes values (${4}, ${"four"})`.execute(tx);
+      assert.equal(await xid(tx), first, "one transaction from the first statement on");
+    });
+    assert.deepEqual(await notes(), [1, 2, 3, 4]);
+
+    // Rolled back: nothing of it stays.
+    await assert.rejects(
+      writeTransaction(db, async (tx) => {
+        await sql`insert into notes values (${5}, ${"five"})`.execute(tx);
+        throw new Error("changed my mind");
+      }),
+      /changed my mind/,
+    );
+    assert.deepEqual(await notes(), [1, 2, 3, 4]);
+
+    // Failed at its first statement (the key taken): that statement's error, and the connection
+    // comes back out of any transaction.
+    await assert.rejects(
+      writeTransaction(db, (tx) => sql`insert into notes values (${1}, ${"again"})`.execute(tx)),
+      (error: { code?: string }) => error.code === "23505",
+    );
+    assert.notEqual(await xid(), await xid(), "no transaction left open");
+
+    // A statement without parameters first (`flush: false` sets synchronous_commit for the
+    // transaction alone): it runs inside the transaction, so the setting does not outlive it.
+    await writeTransaction(
+      db,
+      async (tx) => {
+        const { rows } = await sql<{
+          value: string;
+        }>`select current_setting('synchronous_commit') as value`.execute(tx);
+        assert.equal(rows[0]?.value, "off");
+        await sql`insert into notes values (${6}, ${"six"})`.execute(tx);
+      },
+      { flush: false },
+    );
+    const { rows } = await sql<{
+      value: string;
+    }>`select current_setting('synchronous_commit') as value`.execute(db);
+    assert.equal(rows[0]?.value, "on");
+    assert.deepEqual(await notes(), [1, 2, 3, 4, 6]);
+  },
+);
+
+test(
+  "after the server drops a connection, at most one transaction fails on it, and the next runs on a fresh one",
+  postgresOnly,
+  async (t) => {
+    const { db } = await oneConnection(t, 256);
+    const { rows } = await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(db);
+    const pid = (rows[0] as { pid: number }).pid;
+    // The connection's own server process ends (an administrator, a failover): this statement fails.
+    await assert.rejects(sql`select pg_terminate_backend(${pid})`.execute(db));
+    // The pool may hand the dead connection out once more before it learns it is gone (as before
+    // a transaction's begin was sent without waiting): that transaction fails, and stores nothing.
+    const [first] = await Promise.allSettled([
+      writeTransaction(db, (tx) => sql`insert into notes values (${7}, ${"seven"})`.execute(tx)),
+    ]);
+    await writeTransaction(db, (tx) => sql`insert into notes values (${8}, ${"eight"})`.execute(tx));
+    const after = await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(db);
+    assert.notEqual(after.rows[0]?.pid, pid);
+    const ids = (await sql<{ id: number }>`select id from notes order by id`.execute(db)).rows.map(
+      (row) => row.id,
+    );
+    assert.deepEqual(ids, first?.status === "fulfilled" ? [1, 2, 7, 8] : [1, 2, 8]);
+  },
+);
+
+test(
+  "a begin is answered without waiting for the server; its answer comes back with the next statement's",
+  postgresOnly,
+  async (t) => {
+    const { url, drop } = await freshDatabase(tempDir(t));
+    const pool = new pg.Pool({ connectionString: url, max: 1, pipeline: true });
+    const connection = await preparingPool(pool, 0).connect();
+    t.after(async () => {
+      await connection.query("rollback", []);
+      connection.release();
+      await pool.end();
+      await drop();
+    });
+    let begun = false;
+    const beginning = (connection.query("begin", []) as Promise<unknown>).then(() => {
+      begun = true;
+    });
+    // A few microtasks, no I/O: a round trip to the server could not have been made.
+    for (let i = 0; i < 5; i++) await Promise.resolve();
+    assert.equal(begun, true);
+    await beginning;
+    // The statement after it ran inside the transaction it began: the same transaction id twice.
+    const xid = async () =>
+      (
+        (await connection.query("select txid_current()::text as xid, $1::int as v", [1])) as {
+          rows: Array<{ xid: string }>;
+        }
+      ).rows[0]?.xid;
+    const first = await xid();
+    assert.equal(await xid(), first);
   },
 );
