@@ -137,7 +137,12 @@ async function server(t: Parameters<typeof listen>[0]) {
   return { app, ctx, a, port: Number(new URL(url).port), serverClosed };
 }
 
-test("64 clients that each write a 7 MiB body before reading all get the whole 413 envelope, none a reset", async (t) => {
+// Eight at once: their 56 MiB cross loopback well within LINGER_MS on a slow 2-core machine
+// running the suite's other files beside it. Sixty-four (448 MiB) took 13 s there, so the
+// last of them met the 5 s bound, which closes the connection by design.
+const CLIENTS = 8;
+
+test(`${CLIENTS} clients that each write a 7 MiB body before reading all get the whole 413 envelope, none a reset`, async (t) => {
   const { a, port } = await server(t);
   const body = Buffer.alloc(7 * MiB, "x");
   const request = head(`${API}/validate`, {
@@ -145,13 +150,13 @@ test("64 clients that each write a 7 MiB body before reading all get the whole 4
     "content-type": "application/json",
     "content-length": body.length,
   });
-  const ended = await Promise.all(Array.from({ length: 64 }, () => writeThenRead(port, request, body)));
+  const ended = await Promise.all(Array.from({ length: CLIENTS }, () => writeThenRead(port, request, body)));
   const resets = ended.flatMap((e) => (e.error ? [e.error.code] : []));
   const lost = ended.filter((e) => !complete(e.data, 1)).length;
   assert.deepEqual(
     resets,
     [],
-    `${resets.length} of 64 clients met a reset, ${lost} of them before their whole answer came`,
+    `${resets.length} of ${CLIENTS} clients met a reset, ${lost} of them before their whole answer came`,
   );
   for (const { data } of ended) {
     const [answer, ...more] = answers(data);
