@@ -46,6 +46,11 @@ export function preparingPool(pool: pg.Pool, budgetBytes: number): PostgresPool 
   };
 }
 
+/** A text's name as a prepared statement: its hash, so one name is one statement everywhere. */
+export function preparedName(text: string, generation: number): string {
+  return `einvoice_${generation}_${createHash("sha256").update(text).digest("base64url").slice(0, 40)}`;
+}
+
 /** How many texts seen once a connection remembers, waiting for their second run. */
 const SEEN_ONCE = 256;
 
@@ -79,7 +84,7 @@ function preparing(client: pg.PoolClient, budgetBytes: number, state: { on: bool
     }
     seenOnce.delete(text);
     left -= text.length;
-    const fresh = `einvoice_${generation}_${createHash("sha256").update(text).digest("base64url").slice(0, 40)}`;
+    const fresh = preparedName(text, generation);
     names.set(text, fresh);
     return fresh;
   }

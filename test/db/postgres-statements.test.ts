@@ -1,10 +1,9 @@
 import assert from "node:assert/strict";
-import { createHash } from "node:crypto";
 import { test } from "node:test";
 import { CompiledQuery, sql } from "kysely";
 import pg from "pg";
 import { type Executor, openDatabase, writeTransaction } from "../../src/db/database.ts";
-import { preparingPool } from "../../src/db/postgres-statements.ts";
+import { preparedName, preparingPool } from "../../src/db/postgres-statements.ts";
 import { ENGINE, freshDatabase, tempDir } from "../helpers.ts";
 
 const postgresOnly = { skip: ENGINE !== "postgres" && "prepared statements by name are PostgreSQL's" };
@@ -28,15 +27,16 @@ async function oneConnection(t: import("node:test").TestContext, preparedKb: num
       select statement from pg_prepared_statements where not from_sql order by prepare_time`.execute(db);
     return rows.map((row) => row.statement);
   };
-  return { db, prepared };
+  /** A statement of one parameter, the same text every run. */
+  const note = (id: number) => sql<{ note: string }>`select note from notes where id = ${id}`.execute(db);
+  return { db, prepared, note };
 }
 
 test(
   "a statement run a second time on a connection is prepared by name, and answers as before",
   postgresOnly,
   async (t) => {
-    const { db, prepared } = await oneConnection(t, 256);
-    const note = (id: number) => sql<{ note: string }>`select note from notes where id = ${id}`.execute(db);
+    const { prepared, note } = await oneConnection(t, 256);
     assert.deepEqual((await note(1)).rows, [{ note: "one" }]);
     assert.deepEqual(await prepared(), [], "a statement run once keeps nothing on the server");
     assert.deepEqual((await note(2)).rows, [{ note: "two" }]);
@@ -78,8 +78,7 @@ test(
 
     const none = await oneConnection(t, 0);
     for (let i = 0; i < 3; i++) {
-      const { rows } = await sql<{ note: string }>`select note from notes where id = ${1}`.execute(none.db);
-      assert.deepEqual(rows, [{ note: "one" }]);
+      assert.deepEqual((await none.note(1)).rows, [{ note: "one" }]);
     }
     assert.deepEqual(await none.prepared(), []);
   },
@@ -107,8 +106,7 @@ test(
   "a prepared statement gone from the server session (a pooler's doing) fails once, and the pool prepares nothing more",
   postgresOnly,
   async (t) => {
-    const { db, prepared } = await oneConnection(t, 256);
-    const note = (id: number) => sql<{ note: string }>`select note from notes where id = ${id}`.execute(db);
+    const { db, prepared, note } = await oneConnection(t, 256);
     await note(1);
     await note(1);
     const { rows } = await sql<{ name: string }>`
@@ -132,7 +130,7 @@ test(
   async (t) => {
     const { db, prepared } = await oneConnection(t, 256);
     const text = "select note from notes where id = $1";
-    const name = `einvoice_0_${createHash("sha256").update(text).digest("base64url").slice(0, 40)}`;
+    const name = preparedName(text, 0);
     // Prepared by SQL, as a session before this one left it on the server connection.
     await sql.raw(`prepare "${name}" (integer) as ${text.replace("$1", "$1::integer")}`).execute(db);
     const note = (id: number) => db.executeQuery<{ note: string }>(CompiledQuery.raw(text, [id]));
@@ -212,8 +210,8 @@ test(
     const pid = (rows[0] as { pid: number }).pid;
     // The connection's own server process ends (an administrator, a failover): this statement fails.
     await assert.rejects(sql`select pg_terminate_backend(${pid})`.execute(db));
-    // The pool may hand the dead connection out once more before it learns it is gone (as before
-    // a transaction's begin was sent without waiting): that transaction fails, and stores nothing.
+    // The pool may hand the dead connection out once more before it learns it is gone (it did so
+    // before `begin` was pipelined too): that transaction fails, and stores nothing.
     const [first] = await Promise.allSettled([
       writeTransaction(db, (tx) => sql`insert into notes values (${7}, ${"seven"})`.execute(tx)),
     ]);

@@ -144,7 +144,8 @@ test(`batch/sign on ${ENGINE}: a document whose store fails for the server's own
   const a = await tenant(ctx);
   const doomed = freshInvoice(a, "invoice-minimal");
   // A failure no document explains (a trigger refusing one IRN): the group commit retries the
-  // document alone, and it fails again, while the batch is still checking the documents after it.
+  // document alone, and it fails again. (Its failing while the batch still checks the documents
+  // after it, the race that crashed the process, is batch-outcomes.test.ts's: here it comes late.)
   const irn = String(doomed.irn);
   if (ENGINE === "sqlite") {
     await sql
