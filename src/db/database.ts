@@ -19,7 +19,7 @@ import {
 import pg from "pg";
 import type { Config } from "../config.ts";
 import { SAFETY_WAL_BYTES } from "./checkpointer.ts";
-import { preparingPool } from "./postgres-statements.ts";
+import { ANSWER_UNREAD, preparingPool } from "./postgres-statements.ts";
 import type { Database } from "./schema.ts";
 
 export type Db = Kysely<Database>;
@@ -47,8 +47,8 @@ export function openDatabase(
       statement_timeout: options.dbPool.statementTimeoutMs,
       idle_in_transaction_session_timeout: options.dbPool.statementTimeoutMs * 2,
       // pg's pipeline mode: a query is sent without waiting for the answer to the one before it.
-      // Kysely still waits for each; only a transaction's `begin` is not waited for
-      // (postgres-statements.ts), so it costs no round trip of its own.
+      // Kysely still waits for each; only a transaction's `begin`, and a write whose answer is not
+      // read, are not waited for (postgres-statements.ts): each goes with the statement after it.
       pipeline: true,
     });
     // An idle connection the server drops (restart, failover) must not take the process down: the
@@ -337,7 +337,8 @@ const POSTGRES_PARAMETERS = 65_535;
 export async function executeTogether(tx: Executor, statements: readonly Statement[]): Promise<void> {
   if (engineOf(tx) === "postgres" && statements.length > 1) {
     const clauses = statements.map((statement, i) => sql`${sql.raw(`w${i}`)} as (${statement})`);
-    const together = sql`with ${sql.join(clauses)} select 1`.compile(tx);
+    // Its answer is not read: in a transaction it goes out with the statement after it (the commit).
+    const together = sql`${sql.raw(ANSWER_UNREAD)}with ${sql.join(clauses)} select 1`.compile(tx);
     if (together.parameters.length <= POSTGRES_PARAMETERS) {
       await tx.executeQuery(together);
       return;

@@ -26,7 +26,11 @@ export const PREPARED_TEXT_MAX = 16 * 1024;
  * answer: it goes out just ahead of the transaction's first statement, and its answer is awaited
  * with that statement's. A sign batch made four round trips (begin, the reads with the chain lock,
  * the write, commit) one after the other under the chain lock; on a loaded 2-core machine each took
- * about 3 ms, `begin`'s all of it waiting (bench/RESULTS.md, 2026-12-03).
+ * about 3 ms, `begin`'s all of it waiting (bench/RESULTS.md, 2026-12-03). A statement whose answer
+ * its caller does not read (its text begins with ANSWER_UNREAD) goes the same way inside a
+ * transaction: its answer, an error included, is awaited with the next statement's. The batch's
+ * write is such a statement, so it goes out with the `commit` after it: two round trips under the
+ * lock instead of three.
  */
 export function preparingPool(pool: pg.Pool, budgetBytes: number): PostgresPool {
   // Kysely keeps a connection per client it is given: the same client, the same wrapper.
@@ -44,6 +48,30 @@ export function preparingPool(pool: pg.Pool, budgetBytes: number): PostgresPool 
     },
     end: () => pool.end(),
   };
+}
+
+/**
+ * The start of a statement whose caller reads nothing of its answer but whether it failed
+ * (executeTogether's writes). In a transaction on a pipelined pool it is sent without waiting, and
+ * its answer comes back with the next statement's, at the latest the `commit`'s: the statement's
+ * error fails that one, and a `commit` after a failed statement commits nothing (PostgreSQL ends a
+ * failed transaction there with a rollback). Outside a transaction it is waited for, as any other.
+ */
+export const ANSWER_UNREAD = "/* answer unread */ ";
+
+/**
+ * A statement's answer once the statements sent ahead of it are answered too. A failed `begin` (the
+ * connection lost), or a failed statement whose answer was not awaited, fails the statement that
+ * followed it, a `commit` among them, with its own error: the one that says what went wrong, not
+ * PostgreSQL's "current transaction is aborted" that the statement after it gets. A rollback
+ * (`failAhead` false) ends the transaction whatever failed before it; that failure is its caller's to
+ * report.
+ */
+async function answeredAfter<T>(ahead: Promise<unknown>, run: Promise<T>, failAhead: boolean): Promise<T> {
+  const [before, answer] = await Promise.allSettled([ahead, run]);
+  if (failAhead && before.status === "rejected") throw before.reason;
+  if (answer.status === "rejected") throw answer.reason;
+  return answer.value;
 }
 
 /** A text's name as a prepared statement: its hash, so one name is one statement everywhere. */
@@ -69,8 +97,23 @@ function preparing(client: pg.PoolClient, budgetBytes: number, state: { on: bool
   let left = budgetBytes;
   /** Bumped when PostgreSQL refuses a plan it kept: the text is prepared again under a new name. */
   let generation = 0;
-  /** A `begin` sent and not yet answered: its answer is awaited with the next statement's. */
-  let begun: Promise<unknown> | undefined;
+  /**
+   * A `begin`, and the statements after it whose answers are not read, sent and not yet answered:
+   * their answers are awaited with the next statement's.
+   */
+  let pending: Promise<unknown> | undefined;
+  /** Between a `begin` and its `commit` or `rollback`: where a statement may go unawaited. */
+  let inTransaction = false;
+
+  /** The statement sent, its answer left to the next statement's. */
+  function sendAhead(sent: Promise<unknown>, command: string): Promise<PostgresQueryResult<unknown>> {
+    sent.catch(() => {});
+    const ahead = pending === undefined ? sent : Promise.all([pending, sent]);
+    ahead.catch(() => {});
+    pending = ahead;
+    // What pg answers to the statement, as far as its caller reads it (Kysely reads nothing of it).
+    return Promise.resolve({ command, rowCount: null, rows: [] } as unknown as PostgresQueryResult<unknown>);
+  }
 
   /** The statement's name on this connection, or undefined to run it unnamed. */
   function nameOf(text: string): string | undefined {
@@ -95,24 +138,21 @@ function preparing(client: pg.PoolClient, budgetBytes: number, state: { on: bool
   ): Promise<PostgresQueryResult<unknown>> | PostgresCursor<unknown> {
     if (typeof statement !== "string") return client.query(statement as never);
     const values = [...(parameters ?? [])];
-    if (statement === "begin" && values.length === 0 && client.pipeline) {
+    if (client.pipeline) {
       // Sent without waiting for its answer: the transaction's first statement follows it on the
       // wire, and the answer to `begin` comes back with the statement's.
-      const sent = client.query(statement);
-      sent.catch(() => {});
-      begun = sent;
-      // What pg answers to `begin` (Kysely reads nothing of it).
-      return Promise.resolve({
-        command: "BEGIN",
-        rowCount: null,
-        rows: [],
-      } as unknown as PostgresQueryResult<unknown>);
+      if (statement === "begin" && values.length === 0) {
+        inTransaction = true;
+        return sendAhead(client.query(statement), "BEGIN");
+      }
+      if (inTransaction && statement.startsWith(ANSWER_UNREAD))
+        return sendAhead(send(statement, values), "SELECT");
     }
+    if (statement === "commit" || statement === "rollback") inTransaction = false;
     const run = send(statement, values);
-    const before = begun;
-    begun = undefined;
-    // A failed `begin` (the connection lost) fails the statement that followed it.
-    return before === undefined ? run : Promise.all([before, run]).then(([, answered]) => answered);
+    const before = pending;
+    pending = undefined;
+    return before === undefined ? run : answeredAfter(before, run, statement !== "rollback");
   }
 
   function send(statement: string, values: unknown[]): Promise<PostgresQueryResult<unknown>> {
@@ -142,7 +182,8 @@ function preparing(client: pg.PoolClient, budgetBytes: number, state: { on: bool
   return {
     query: query as PostgresPoolClient["query"],
     release: () => {
-      begun = undefined;
+      pending = undefined;
+      inTransaction = false;
       client.release();
     },
   };

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { CompiledQuery, sql } from "kysely";
 import pg from "pg";
-import { type Executor, openDatabase, writeTransaction } from "../../src/db/database.ts";
+import { type Executor, executeTogether, openDatabase, writeTransaction } from "../../src/db/database.ts";
 import { preparedName, preparingPool } from "../../src/db/postgres-statements.ts";
 import { ENGINE, freshDatabase, tempDir } from "../helpers.ts";
 
@@ -255,5 +255,73 @@ test(
       ).rows[0]?.xid;
     const first = await xid();
     assert.equal(await xid(), first);
+  },
+);
+
+test(
+  "a write whose answer is not read goes out with the statement after it, and the transaction is whole: committed, or failed with the write's own error",
+  postgresOnly,
+  async (t) => {
+    const { db } = await oneConnection(t, 256);
+    const notes = async () =>
+      (await sql<{ id: number }>`select id from notes order by id`.execute(db)).rows.map((row) => row.id);
+    const twoNotes = (a: number, b: number) => [
+      sql`insert into notes values (${a}, ${"a"})`,
+      sql`insert into notes values (${b}, ${"b"})`,
+    ];
+
+    // Committed: the write answered before its answer came (nothing of it read), both rows stored.
+    await writeTransaction(db, async (tx) => {
+      let answered = false;
+      const writing = executeTogether(tx, twoNotes(3, 4)).then(() => {
+        answered = true;
+      });
+      for (let i = 0; i < 20; i++) await Promise.resolve();
+      assert.equal(answered, true, "answered without a round trip");
+      await writing;
+    });
+    assert.deepEqual(await notes(), [1, 2, 3, 4]);
+
+    // The write fails (a key taken): the commit after it fails with the write's error, nothing of
+    // the transaction stays, and none is left open.
+    await assert.rejects(
+      writeTransaction(db, (tx) => executeTogether(tx, twoNotes(5, 1))),
+      (error: { code?: string }) => error.code === "23505",
+    );
+    assert.deepEqual(await notes(), [1, 2, 3, 4]);
+
+    // A statement between the failed write and the commit fails with the write's error too, not
+    // with PostgreSQL's "current transaction is aborted" (25P02) it gets itself.
+    await assert.rejects(
+      writeTransaction(db, async (tx) => {
+        await executeTogether(tx, twoNotes(6, 2));
+        await sql`insert into notes values (${7}, ${"seven"})`.execute(tx);
+      }),
+      (error: { code?: string }) => error.code === "23505",
+    );
+    assert.deepEqual(await notes(), [1, 2, 3, 4]);
+
+    // The work fails after the write (its own reason): the work's error is the one reported, and
+    // the rollback undoes the write.
+    await assert.rejects(
+      writeTransaction(db, async (tx) => {
+        await executeTogether(tx, twoNotes(8, 9));
+        throw new Error("changed my mind");
+      }),
+      /changed my mind/,
+    );
+    assert.deepEqual(await notes(), [1, 2, 3, 4]);
+
+    // Outside a transaction the write is waited for: its failure is its own.
+    await assert.rejects(
+      executeTogether(db, twoNotes(10, 1)),
+      (error: { code?: string }) => error.code === "23505",
+    );
+    await executeTogether(db, twoNotes(11, 12));
+    assert.deepEqual(await notes(), [1, 2, 3, 4, 11, 12]);
+    const { rows } = await sql<{ open: number }>`
+      select count(*)::int as open from pg_stat_activity
+      where datname = current_database() and state like 'idle in transaction%'`.execute(db);
+    assert.equal(rows[0]?.open, 0, "no transaction left open");
   },
 );
