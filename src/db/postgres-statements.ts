@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import type { Writable } from "node:stream";
 import type { PostgresCursor, PostgresPool, PostgresPoolClient, PostgresQueryResult } from "kysely";
 import type pg from "pg";
 
@@ -105,8 +106,32 @@ function preparing(client: pg.PoolClient, budgetBytes: number, state: { on: bool
   /** Between a `begin` and its `commit` or `rollback`: where a statement may go unawaited. */
   let inTransaction = false;
 
+  /**
+   * The connection's socket, held (corked) from a statement sent ahead to the statement after it, so
+   * that both go out in one write: each write to the server is a system call, and on loopback one
+   * that runs the server side's receiving too (pg's `writev` was 8-10% of the event loop's samples
+   * of a sign on PostgreSQL). pg itself reaches the socket so.
+   */
+  const socket = (client as unknown as { connection?: { stream?: Partial<Writable> } }).connection?.stream;
+  let held = false;
+  function hold(): void {
+    if (held || !socket?.cork || !socket.uncork) return;
+    held = true;
+    socket.cork();
+    // The statement after it comes a few microtasks later; should none come, what is held goes out
+    // at the latest in this turn of the event loop.
+    setImmediate(letGo);
+  }
+  function letGo(): void {
+    if (!held) return;
+    held = false;
+    socket?.uncork?.();
+  }
+
   /** The statement sent, its answer left to the next statement's. */
-  function sendAhead(sent: Promise<unknown>, command: string): Promise<PostgresQueryResult<unknown>> {
+  function sendAhead(send: () => Promise<unknown>, command: string): Promise<PostgresQueryResult<unknown>> {
+    hold();
+    const sent = send();
     sent.catch(() => {});
     const ahead = pending === undefined ? sent : Promise.all([pending, sent]);
     ahead.catch(() => {});
@@ -143,13 +168,14 @@ function preparing(client: pg.PoolClient, budgetBytes: number, state: { on: bool
       // wire, and the answer to `begin` comes back with the statement's.
       if (statement === "begin" && values.length === 0) {
         inTransaction = true;
-        return sendAhead(client.query(statement), "BEGIN");
+        return sendAhead(() => client.query(statement), "BEGIN");
       }
       if (inTransaction && statement.startsWith(ANSWER_UNREAD))
-        return sendAhead(send(statement, values), "SELECT");
+        return sendAhead(() => send(statement, values), "SELECT");
     }
     if (statement === "commit" || statement === "rollback") inTransaction = false;
     const run = send(statement, values);
+    letGo();
     const before = pending;
     pending = undefined;
     return before === undefined ? run : answeredAfter(before, run, statement !== "rollback");
@@ -182,6 +208,7 @@ function preparing(client: pg.PoolClient, budgetBytes: number, state: { on: bool
   return {
     query: query as PostgresPoolClient["query"],
     release: () => {
+      letGo();
       pending = undefined;
       inTransaction = false;
       client.release();

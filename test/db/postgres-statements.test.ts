@@ -1,9 +1,10 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { CompiledQuery, sql } from "kysely";
+import { CompiledQuery, Kysely, PostgresDialect, sql } from "kysely";
 import pg from "pg";
 import { type Executor, executeTogether, openDatabase, writeTransaction } from "../../src/db/database.ts";
 import { preparedName, preparingPool } from "../../src/db/postgres-statements.ts";
+import type { Database } from "../../src/db/schema.ts";
 import { ENGINE, freshDatabase, tempDir } from "../helpers.ts";
 
 const postgresOnly = { skip: ENGINE !== "postgres" && "prepared statements by name are PostgreSQL's" };
@@ -323,5 +324,53 @@ test(
       select count(*)::int as open from pg_stat_activity
       where datname = current_database() and state like 'idle in transaction%'`.execute(db);
     assert.equal(rows[0]?.open, 0, "no transaction left open");
+  },
+);
+
+test(
+  "a sign batch's transaction goes to the server in two writes: begin with the reads, the write with the commit",
+  postgresOnly,
+  async (t) => {
+    const { url, drop } = await freshDatabase(tempDir(t));
+    const pool = new pg.Pool({ connectionString: url, max: 1, pipeline: true });
+    // Each write the connection's socket makes (one system call each): what Node hands its stream.
+    let writes = 0;
+    pool.on("connect", (client) => {
+      const socket = (client as unknown as { connection: { stream: Record<string, unknown> } }).connection
+        .stream;
+      for (const method of ["_write", "_writev"]) {
+        const original = socket[method] as (...args: unknown[]) => unknown;
+        socket[method] = (...args: unknown[]) => {
+          writes += 1;
+          return original.apply(socket, args);
+        };
+      }
+    });
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparingPool(pool, 0) }) });
+    t.after(async () => {
+      await db.destroy();
+      await drop();
+    });
+    await sql`create table notes (id integer primary key, note text not null)`.execute(db);
+    for (const id of [1, 3]) {
+      const before = writes;
+      await writeTransaction(db, async (tx) => {
+        // The batch's reads, with the chain lock; then its write, whose answer is not read.
+        const { rows } = await sql<{
+          n: number;
+        }>`select count(*)::int as n from notes where id < ${id}`.execute(tx);
+        assert.equal(rows[0]?.n, id === 1 ? 0 : 2);
+        await executeTogether(tx, [
+          sql`insert into notes values (${id}, ${"a"})`,
+          sql`insert into notes values (${id + 1}, ${"b"})`,
+        ]);
+      });
+      assert.equal(writes - before, 2, "begin with the reads, the write with the commit");
+    }
+    const { rows } = await sql<{ id: number }>`select id from notes order by id`.execute(db);
+    assert.deepEqual(
+      rows.map((row) => row.id),
+      [1, 2, 3, 4],
+    );
   },
 );
