@@ -139,7 +139,8 @@ export function groupCommit(deps: {
     if (signed.length === 0) return outcomes;
     // The batch's signatures are worked out side by side on the thread pool while the loop goes on.
     await Promise.all(signatures);
-    // The chains' heads move in the statement that stores the invoices (one round trip on PostgreSQL).
+    // The chains' heads move in the statement that stores the invoices; on PostgreSQL it goes out
+    // with the commit (its answer is not read: executeTogether), one round trip for both.
     const jobs = await lifecycle.signed(
       signed.map(({ item, row }) => ({ row, actor: actorOf(item.principal) })),
       tx,
