@@ -334,7 +334,8 @@ const POSTGRES_PARAMETERS = 65_535;
  * and none sees another's rows; foreign keys are checked at the statement's end, so an invoice and
  * its history can go in together. Past PostgreSQL's parameters a statement, they run one by one.
  * In a transaction on PostgreSQL the statement is not waited for: it goes out with the next one,
- * the commit at the latest, whose answer carries its failure (ANSWER_UNREAD).
+ * the commit at the latest, whose answer carries its failure (ANSWER_UNREAD). So its failure there
+ * is not to be caught and gone past: the transaction fails.
  */
 export async function executeTogether(tx: Executor, statements: readonly Statement[]): Promise<void> {
   if (engineOf(tx) === "postgres" && statements.length > 1) {

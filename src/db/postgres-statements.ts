@@ -30,8 +30,8 @@ export const PREPARED_TEXT_MAX = 16 * 1024;
  * about 3 ms, `begin`'s all of it waiting (bench/RESULTS.md, 2026-12-03). A statement whose answer
  * its caller does not read (its text begins with ANSWER_UNREAD) goes the same way inside a
  * transaction: its answer, an error included, is awaited with the next statement's. The batch's
- * write is such a statement, so it goes out with the `commit` after it: two round trips under the
- * lock instead of three.
+ * write is such a statement, so it goes out with the statement after it, the `commit` when the
+ * batch queues no webhook event or delivery: two round trips under the lock instead of three.
  */
 export function preparingPool(pool: pg.Pool, budgetBytes: number): PostgresPool {
   // Kysely keeps a connection per client it is given: the same client, the same wrapper.
@@ -55,8 +55,10 @@ export function preparingPool(pool: pg.Pool, budgetBytes: number): PostgresPool 
  * The start of a statement whose caller reads nothing of its answer but whether it failed
  * (executeTogether's writes). In a transaction on a pipelined pool it is sent without waiting, and
  * its answer comes back with the next statement's, at the latest the `commit`'s: the statement's
- * error fails that one, and a `commit` after a failed statement commits nothing (PostgreSQL ends a
- * failed transaction there with a rollback). Outside a transaction it is waited for, as any other.
+ * error fails that one, and the transaction's `commit` commits nothing: PostgreSQL ends a failed
+ * transaction with a rollback, and a statement pg failed before sending it (a value it cannot
+ * serialize) turns the `commit` into a `rollback`. Its caller must not catch its failure and go on:
+ * the failure comes later. Outside a transaction it is waited for, as any other.
  */
 export const ANSWER_UNREAD = "/* answer unread */ ";
 
@@ -73,6 +75,19 @@ async function answeredAfter<T>(ahead: Promise<unknown>, run: Promise<T>, failAh
   if (failAhead && before.status === "rejected") throw before.reason;
   if (answer.status === "rejected") throw answer.reason;
   return answer.value;
+}
+
+/**
+ * A `commit`'s answer, which PostgreSQL gives as a rollback when a statement of the transaction had
+ * failed: a caller that went on past that failure (a caught error, without a savepoint) would
+ * otherwise take the transaction for committed.
+ */
+function committed(result: PostgresQueryResult<unknown>): PostgresQueryResult<unknown> {
+  if ((result as { command?: unknown }).command === "ROLLBACK")
+    throw Object.assign(new Error("the transaction had failed, and its commit rolled it back"), {
+      code: "25P02",
+    });
+  return result;
 }
 
 /** A text's name as a prepared statement: its hash, so one name is one statement everywhere. */
@@ -92,26 +107,14 @@ const SEEN_ONCE = 256;
  */
 const POOLED = new Set(["26000", "42P05"]);
 
-function preparing(client: pg.PoolClient, budgetBytes: number, state: { on: boolean }): PostgresPoolClient {
-  const names = new Map<string, string>();
-  const seenOnce = new Set<string>();
-  let left = budgetBytes;
-  /** Bumped when PostgreSQL refuses a plan it kept: the text is prepared again under a new name. */
-  let generation = 0;
-  /**
-   * A `begin`, and the statements after it whose answers are not read, sent and not yet answered:
-   * their answers are awaited with the next statement's.
-   */
-  let pending: Promise<unknown> | undefined;
-  /** Between a `begin` and its `commit` or `rollback`: where a statement may go unawaited. */
-  let inTransaction = false;
-
-  /**
-   * The connection's socket, held (corked) from a statement sent ahead to the statement after it, so
-   * that both go out in one write: each write to the server is a system call, and on loopback one
-   * that runs the server side's receiving too (pg's `writev` was 8-10% of the event loop's samples
-   * of a sign on PostgreSQL). pg itself reaches the socket so.
-   */
+/**
+ * The connection's socket, held (corked) from a statement sent ahead to the statement after it, so
+ * that both go out in one write: each write to the server is a system call, and on loopback one
+ * that runs the server side's receiving too (pg's `writev` was 8-10% of the event loop's samples
+ * of a sign on PostgreSQL). `client.connection.stream` is pg's own socket, which pg's
+ * `Query.submit` corks the same way around a statement's messages.
+ */
+function socketHold(client: pg.PoolClient): { hold(): void; letGo(): void } {
   const socket = (client as unknown as { connection?: { stream?: Partial<Writable> } }).connection?.stream;
   let held = false;
   function hold(): void {
@@ -127,16 +130,42 @@ function preparing(client: pg.PoolClient, budgetBytes: number, state: { on: bool
     held = false;
     socket?.uncork?.();
   }
+  return { hold, letGo };
+}
+
+function preparing(client: pg.PoolClient, budgetBytes: number, state: { on: boolean }): PostgresPoolClient {
+  const names = new Map<string, string>();
+  const seenOnce = new Set<string>();
+  let left = budgetBytes;
+  /** Bumped when PostgreSQL refuses a plan it kept: the text is prepared again under a new name. */
+  let generation = 0;
+  /**
+   * A `begin`, and the statements after it whose answers are not read, sent and not yet answered:
+   * their answers are awaited with the next statement's.
+   */
+  let pending: Promise<unknown> | undefined;
+  /** Between a `begin` and its `commit` or `rollback`: where a statement may go unawaited. */
+  let inTransaction = false;
+  /**
+   * The first failure of a statement sent ahead in this transaction. pg fails some before the server
+   * sees them (a value it cannot serialize: the server's transaction is then still whole, and a
+   * `commit` would keep what came before); the transaction's `commit` rolls back instead.
+   */
+  let failedAhead: { error: unknown } | undefined;
+
+  const { hold, letGo } = socketHold(client);
 
   /** The statement sent, its answer left to the next statement's. */
   function sendAhead(send: () => Promise<unknown>, command: string): Promise<PostgresQueryResult<unknown>> {
     hold();
     const sent = send();
-    sent.catch(() => {});
+    sent.catch((error: unknown) => {
+      failedAhead ??= { error };
+    });
     const ahead = pending === undefined ? sent : Promise.all([pending, sent]);
     ahead.catch(() => {});
     pending = ahead;
-    // What pg answers to the statement, as far as its caller reads it (Kysely reads nothing of it).
+    // A result Kysely accepts for the statement; its caller reads none of it.
     return Promise.resolve({ command, rowCount: null, rows: [] } as unknown as PostgresQueryResult<unknown>);
   }
 
@@ -164,21 +193,36 @@ function preparing(client: pg.PoolClient, budgetBytes: number, state: { on: bool
     if (typeof statement !== "string") return client.query(statement as never);
     const values = [...(parameters ?? [])];
     if (client.pipeline) {
-      // Sent without waiting for its answer: the transaction's first statement follows it on the
-      // wire, and the answer to `begin` comes back with the statement's.
       if (statement === "begin" && values.length === 0) {
+        // Sent without waiting for its answer: the transaction's first statement follows it on the
+        // wire, and the answer to `begin` comes back with the statement's.
         inTransaction = true;
+        failedAhead = undefined;
         return sendAhead(() => client.query(statement), "BEGIN");
       }
+      // A write whose answer is not read: it goes out with the statement after it (the outbox's
+      // insert, or else the commit), whose answer carries its failure.
       if (inTransaction && statement.startsWith(ANSWER_UNREAD))
         return sendAhead(() => send(statement, values), "SELECT");
     }
-    if (statement === "commit" || statement === "rollback") inTransaction = false;
-    const run = send(statement, values);
+    const ends = statement === "commit" || statement === "rollback";
+    if (ends) inTransaction = false;
+    const failed = ends ? failedAhead : undefined;
+    if (ends) failedAhead = undefined;
+    // A statement sent ahead failed: whatever its caller did with that, nothing of the transaction
+    // is kept.
+    const run = failed && statement === "commit" ? rolledBack(failed.error) : send(statement, values);
     letGo();
     const before = pending;
     pending = undefined;
-    return before === undefined ? run : answeredAfter(before, run, statement !== "rollback");
+    const answered = before === undefined ? run : answeredAfter(before, run, statement !== "rollback");
+    return statement === "commit" ? answered.then(committed) : answered;
+  }
+
+  /** A `rollback` sent where a `commit` was asked for: it fails with the error that made it one. */
+  async function rolledBack(error: unknown): Promise<PostgresQueryResult<unknown>> {
+    await send("rollback", []);
+    throw error;
   }
 
   function send(statement: string, values: unknown[]): Promise<PostgresQueryResult<unknown>> {
@@ -210,6 +254,7 @@ function preparing(client: pg.PoolClient, budgetBytes: number, state: { on: bool
     release: () => {
       letGo();
       pending = undefined;
+      failedAhead = undefined;
       inTransaction = false;
       client.release();
     },

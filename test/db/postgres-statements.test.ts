@@ -283,12 +283,18 @@ test(
     });
     assert.deepEqual(await notes(), [1, 2, 3, 4]);
 
-    // The write fails (a key taken): the commit after it fails with the write's error, nothing of
-    // the transaction stays, and none is left open.
+    // The write fails (a key taken): not where it is made, but at the commit after it, with the
+    // write's error; nothing of the transaction stays.
+    let wentOn = false;
     await assert.rejects(
-      writeTransaction(db, (tx) => executeTogether(tx, twoNotes(5, 1))),
+      writeTransaction(db, async (tx) => {
+        await sql`insert into notes values (${5}, ${"five"})`.execute(tx);
+        await executeTogether(tx, twoNotes(6, 1));
+        wentOn = true;
+      }),
       (error: { code?: string }) => error.code === "23505",
     );
+    assert.equal(wentOn, true, "the write's failure comes with the commit");
     assert.deepEqual(await notes(), [1, 2, 3, 4]);
 
     // A statement between the failed write and the commit fails with the write's error too, not
@@ -303,13 +309,40 @@ test(
     assert.deepEqual(await notes(), [1, 2, 3, 4]);
 
     // The work fails after the write (its own reason): the work's error is the one reported, and
-    // the rollback undoes the write.
+    // the rollback undoes the write; so too when the write had failed as well (the rollback
+    // reports nothing of it).
+    for (const second of [9, 1])
+      await assert.rejects(
+        writeTransaction(db, async (tx) => {
+          await executeTogether(tx, twoNotes(8, second));
+          throw new Error("changed my mind");
+        }),
+        /changed my mind/,
+      );
+    assert.deepEqual(await notes(), [1, 2, 3, 4]);
+
+    // A write pg cannot send (a value it cannot serialize: the server never sees it, and its
+    // transaction stays whole): the commit rolls back what came before it.
     await assert.rejects(
       writeTransaction(db, async (tx) => {
-        await executeTogether(tx, twoNotes(8, 9));
-        throw new Error("changed my mind");
+        await sql`insert into notes values (${13}, ${"thirteen"})`.execute(tx);
+        await executeTogether(tx, [
+          sql`insert into notes values (${14}, ${"a"})`,
+          sql`insert into notes values (${15}, ${{ big: 15n }}::text)`,
+        ]);
       }),
-      /changed my mind/,
+      /BigInt/,
+    );
+    assert.deepEqual(await notes(), [1, 2, 3, 4]);
+
+    // A statement fails, its caller catches that and goes on (no savepoint): PostgreSQL answers
+    // the commit with a rollback, and the commit fails instead of passing for committed.
+    await assert.rejects(
+      writeTransaction(db, async (tx) => {
+        await sql`insert into notes values (${16}, ${"sixteen"})`.execute(tx);
+        await sql`insert into notes values (${1}, ${"again"})`.execute(tx).catch(() => {});
+      }),
+      (error: { code?: string }) => error.code === "25P02",
     );
     assert.deepEqual(await notes(), [1, 2, 3, 4]);
 
@@ -320,10 +353,11 @@ test(
     );
     await executeTogether(db, twoNotes(11, 12));
     assert.deepEqual(await notes(), [1, 2, 3, 4, 11, 12]);
-    const { rows } = await sql<{ open: number }>`
-      select count(*)::int as open from pg_stat_activity
-      where datname = current_database() and state like 'idle in transaction%'`.execute(db);
-    assert.equal(rows[0]?.open, 0, "no transaction left open");
+    // Each statement its own transaction: none is left open.
+    const xid = async () =>
+      (await sql<{ xid: string }>`select txid_current()::text as xid, ${1}::int as v`.execute(db)).rows[0]
+        ?.xid;
+    assert.notEqual(await xid(), await xid(), "no transaction left open");
   },
 );
 

@@ -140,7 +140,8 @@ export function groupCommit(deps: {
     // The batch's signatures are worked out side by side on the thread pool while the loop goes on.
     await Promise.all(signatures);
     // The chains' heads move in the statement that stores the invoices; on PostgreSQL it goes out
-    // with the commit (its answer is not read: executeTogether), one round trip for both.
+    // with the statement after it (its answer is not read: executeTogether): the outbox's insert
+    // when the batch queues events or deliveries, else the commit.
     const jobs = await lifecycle.signed(
       signed.map(({ item, row }) => ({ row, actor: actorOf(item.principal) })),
       tx,
