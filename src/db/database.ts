@@ -340,7 +340,8 @@ const POSTGRES_PARAMETERS = 65_535;
 export async function executeTogether(tx: Executor, statements: readonly Statement[]): Promise<void> {
   if (engineOf(tx) === "postgres" && statements.length > 1) {
     const clauses = statements.map((statement, i) => sql`${sql.raw(`w${i}`)} as (${statement})`);
-    // Its answer is not read: in a transaction it goes out with the statement after it (the commit).
+    // Its answer is not read: in a transaction it goes out with the statement after it, at the
+    // latest the commit.
     const together = sql`${sql.raw(ANSWER_UNREAD)}with ${sql.join(clauses)} select 1`.compile(tx);
     if (together.parameters.length <= POSTGRES_PARAMETERS) {
       await tx.executeQuery(together);
