@@ -1,5 +1,6 @@
 import { type RawBuilder, sql } from "kysely";
-import { chunksFor, type Db, type Executor, engineOf, type Read } from "../db/database.ts";
+import { chunksFor, type Read } from "../db/batch-statements.ts";
+import { type Db, type Executor, engineOf } from "../db/database.ts";
 import type { ApiKeyTable, Business, NewBusinessRow } from "../db/schema.ts";
 
 /** Where a business's hash chain ends: the hash of its latest signed invoice and the chain's length. */

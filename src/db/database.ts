@@ -2,14 +2,12 @@ import fs from "node:fs";
 import path from "node:path";
 import SQLite from "better-sqlite3";
 import {
-  type Compilable,
   CompiledQuery,
   type DatabaseConnection,
   type Driver,
   Kysely,
   PostgresAdapter,
   PostgresDialect,
-  type RawBuilder,
   type SqliteDatabase,
   SqliteDialect,
   SqliteDriver,
@@ -19,7 +17,7 @@ import {
 import pg from "pg";
 import type { Config } from "../config.ts";
 import { SAFETY_WAL_BYTES } from "./checkpointer.ts";
-import { ANSWER_UNREAD, preparingPool } from "./postgres-statements.ts";
+import { preparingPool } from "./postgres-statements.ts";
 import type { Database } from "./schema.ts";
 
 export type Db = Kysely<Database>;
@@ -292,110 +290,4 @@ class ImmediateSqliteDialect extends SqliteDialect {
   override createDriver(): Driver {
     return new ImmediateSqliteDriver(this.#config);
   }
-}
-
-/**
- * Splits rows for multi-row statements into chunks whose sizes are powers of two (at most `max`):
- * a statement's text depends on its row count, and prepared statements are kept by text, so a few
- * sizes are prepared once instead of one statement per batch size.
- */
-export function powerOfTwoChunks<T>(rows: readonly T[], max = 64): T[][] {
-  const chunks: T[][] = [];
-  let at = 0;
-  while (at < rows.length) {
-    let size = max;
-    while (size > rows.length - at) size /= 2;
-    chunks.push(rows.slice(at, at + size));
-    at += size;
-  }
-  return chunks;
-}
-
-/**
- * Chunks for multi-row statements on `tx`'s engine. SQLite keeps its prepared statements by text:
- * chunks of a few sizes (powerOfTwoChunks). PostgreSQL prepares each statement anew (the driver's
- * statements are unnamed), so there a chunk is as large as `max` allows: each is a round trip, and
- * a sign's are made under its business's chain lock (7 signs were 3 inserts of each kind, now 1).
- */
-export function chunksFor<T>(tx: Pick<Kysely<unknown>, "getExecutor">, rows: readonly T[], max = 64): T[][] {
-  if (engineOf(tx) === "sqlite") return powerOfTwoChunks(rows, max);
-  const chunks: T[][] = [];
-  for (let at = 0; at < rows.length; at += max) chunks.push(rows.slice(at, at + max));
-  return chunks;
-}
-
-/** PostgreSQL's bound on the parameters of one statement. */
-const POSTGRES_PARAMETERS = 65_535;
-
-/**
- * Writes that return nothing, run together: on PostgreSQL as one statement (each a data-modifying
- * WITH clause: one round trip, where a sign batch's writes were one each under its chain lock), on
- * SQLite one after the other (it has no round trips to save). The clauses see the same snapshot
- * and none sees another's rows; foreign keys are checked at the statement's end, so an invoice and
- * its history can go in together. Past PostgreSQL's parameters a statement, they run one by one.
- * In a transaction on PostgreSQL the statement is not waited for: it goes out with the next one,
- * the commit at the latest, whose answer carries its failure (ANSWER_UNREAD). So its failure there
- * is not to be caught and gone past: the transaction fails.
- */
-export async function executeTogether(tx: Executor, statements: readonly Statement[]): Promise<void> {
-  if (engineOf(tx) === "postgres" && statements.length > 1) {
-    const clauses = statements.map((statement, i) => sql`${sql.raw(`w${i}`)} as (${statement})`);
-    // Its answer is not read: in a transaction it goes out with the statement after it, at the
-    // latest the commit.
-    const together = sql`${sql.raw(ANSWER_UNREAD)}with ${sql.join(clauses)} select 1`.compile(tx);
-    if (together.parameters.length <= POSTGRES_PARAMETERS) {
-      await tx.executeQuery(together);
-      return;
-    }
-  }
-  for (const statement of statements) await sql`${statement}`.execute(tx);
-}
-
-/** A statement built and not run: a query builder's, or raw SQL. */
-export type Statement = Compilable | RawBuilder<unknown>;
-
-/**
- * A read built and not run: its query, and what its rows answer. The query selects text, numbers
- * and nulls only: run together on PostgreSQL its rows come back as JSON (readTogether).
- */
-export type Read<T> = { query: Compilable; answer(rows: readonly Record<string, unknown>[]): T };
-
-/** Runs a read on its own. */
-export async function read<T>(tx: Executor, query: Read<T>): Promise<T> {
-  const { rows } = await tx.executeQuery(query.query.compile());
-  return query.answer(rows as Record<string, unknown>[]);
-}
-
-/**
- * Reads run together: on PostgreSQL as one statement, each read a subquery whose rows come back as
- * one JSON array (one round trip, where a sign batch made one a read before its chain lock, each
- * one that every sign of the batch waited for); on SQLite one after the other, in order. The
- * subqueries see one snapshot, taken when the statement begins; the row locks they ask for
- * (`for update`, `for share`) are the statement's, held to the end of the caller's transaction.
- */
-export async function readTogether<T extends readonly unknown[]>(
-  tx: Executor,
-  reads: { readonly [K in keyof T]: Read<T[K]> | (undefined extends T[K] ? undefined : never) },
-): Promise<T> {
-  // A read left out (undefined) answers undefined.
-  const list = reads as readonly (Read<unknown> | undefined)[];
-  const given = list.filter((each) => each !== undefined);
-  let answers: unknown[];
-  if (engineOf(tx) !== "postgres" || given.length < 2) {
-    answers = [];
-    for (const each of given) answers.push(await read(tx, each));
-  } else {
-    const columns = given.map(
-      (each, i) =>
-        sql`(select coalesce(json_agg(q), '[]'::json) from (${each.query}) as q) as ${sql.ref(`r${i}`)}`,
-    );
-    const { rows } = await sql<
-      Record<string, Record<string, unknown>[]>
-    >`select ${sql.join(columns)}`.execute(tx);
-    const [row] = rows;
-    if (!row) throw new Error("a statement of reads answered no row");
-    answers = given.map((each, i) => each.answer(row[`r${i}`] ?? []));
-  }
-  let next = 0;
-  return list.map((each) => (each === undefined ? undefined : answers[next++])) as unknown as T;
 }

@@ -1,5 +1,6 @@
 import { sql } from "kysely";
-import { chunksFor, type Db, type Executor, engineOf } from "../db/database.ts";
+import { chunksFor } from "../db/batch-statements.ts";
+import { type Db, type Executor, engineOf } from "../db/database.ts";
 import type { IdempotencyKeyTable } from "../db/schema.ts";
 import type { KeptAnswer } from "./answers.ts";
 

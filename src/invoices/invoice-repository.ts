@@ -1,5 +1,6 @@
 import { type CompiledQuery, sql } from "kysely";
-import { chunksFor, type Db, type Executor, engineOf, type Read } from "../db/database.ts";
+import { chunksFor, type Read } from "../db/batch-statements.ts";
+import { type Db, type Executor, engineOf } from "../db/database.ts";
 import type { InvoicePaymentTable, InvoiceTable } from "../db/schema.ts";
 
 /** One entry of an invoice's append-only history: what happened, when, and who did it. */

@@ -1,5 +1,6 @@
 import type { Sealer } from "../crypto/sealer.ts";
-import { type Executor, executeTogether, type Statement } from "../db/database.ts";
+import { executeTogether, type Statement } from "../db/batch-statements.ts";
+import type { Executor } from "../db/database.ts";
 import type { InvoiceTable, StoredInvoiceStatus, StoredPaymentStatus } from "../db/schema.ts";
 import { openDocument } from "../documents/stored.ts";
 import { PAYMENT_STATUSES, type PaymentStatus } from "../reference/data.ts";

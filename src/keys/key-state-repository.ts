@@ -1,4 +1,5 @@
-import { type Db, type Executor, engineOf, type Read, read } from "../db/database.ts";
+import { type Read, read } from "../db/batch-statements.ts";
+import { type Db, type Executor, engineOf } from "../db/database.ts";
 
 /** The one row that says which data key new values are sealed under (migration 0010). */
 export function dataKeyStateRepository(db: Db) {

@@ -1,5 +1,6 @@
 import { type Sealer, sealedKid } from "../crypto/sealer.ts";
-import { type Executor, type Read, read } from "../db/database.ts";
+import { type Read, read } from "../db/batch-statements.ts";
+import type { Executor } from "../db/database.ts";
 import { DomainError } from "../errors.ts";
 import type { DataKeyStateRepository } from "./key-state-repository.ts";
 

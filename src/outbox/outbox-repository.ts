@@ -1,5 +1,6 @@
 import { type Insertable, sql } from "kysely";
-import { chunksFor, type Db, type Executor, engineOf } from "../db/database.ts";
+import { chunksFor } from "../db/batch-statements.ts";
+import { type Db, type Executor, engineOf } from "../db/database.ts";
 import type { JobKind, JobState, OutboxJob, OutboxJobTable } from "../db/schema.ts";
 
 export type Lease = { owner: string; now: string; until: string };

@@ -1,4 +1,5 @@
-import { type Db, type Executor, type Read, read } from "../db/database.ts";
+import { type Read, read } from "../db/batch-statements.ts";
+import type { Db, Executor } from "../db/database.ts";
 import type { WebhookTable } from "../db/schema.ts";
 
 export function webhookRepository(db: Db) {

@@ -6,14 +6,13 @@ import pg from "pg";
 import { batcher, type Outcome } from "../../src/batcher.ts";
 import {
   chunksFor,
-  type Executor,
   executeTogether,
   powerOfTwoChunks,
   type Read,
   read,
   readTogether,
-  writeTransaction,
-} from "../../src/db/database.ts";
+} from "../../src/db/batch-statements.ts";
+import { type Executor, writeTransaction } from "../../src/db/database.ts";
 import { isUniqueViolation } from "../../src/invoices/invoice-repository.ts";
 import { build, ENGINE, freshInvoice, type Json, tenant } from "../helpers.ts";
 

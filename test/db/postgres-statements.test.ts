@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { CompiledQuery, Kysely, PostgresDialect, sql } from "kysely";
 import pg from "pg";
-import { type Executor, executeTogether, openDatabase, writeTransaction } from "../../src/db/database.ts";
+import { executeTogether } from "../../src/db/batch-statements.ts";
+import { type Executor, openDatabase, writeTransaction } from "../../src/db/database.ts";
 import { preparedName, preparingPool } from "../../src/db/postgres-statements.ts";
 import type { Database } from "../../src/db/schema.ts";
 import { ENGINE, freshDatabase, tempDir } from "../helpers.ts";
@@ -30,7 +31,13 @@ async function oneConnection(t: import("node:test").TestContext, preparedKb: num
   };
   /** A statement of one parameter, the same text every run. */
   const note = (id: number) => sql<{ note: string }>`select note from notes where id = ${id}`.execute(db);
-  return { db, prepared, note };
+  /** The ids of the notes stored. */
+  const notes = async () =>
+    (await sql<{ id: number }>`select id from notes order by id`.execute(db)).rows.map((row) => row.id);
+  /** The transaction id of the statement: one for every statement of a transaction. */
+  const xid = async (on: Executor = db) =>
+    (await sql<{ xid: string }>`select txid_current()::text as xid, ${1}::int as v`.execute(on)).rows[0]?.xid;
+  return { db, prepared, note, notes, xid };
 }
 
 test(
@@ -146,13 +153,7 @@ test(
   "a transaction's begin goes out with its first statement, and the transaction is whole: committed, rolled back, failed at its first statement",
   postgresOnly,
   async (t) => {
-    const { db } = await oneConnection(t, 256);
-    const notes = async () =>
-      (await sql<{ id: number }>`select id from notes order by id`.execute(db)).rows.map((row) => row.id);
-    /** The transaction id of the statement: one for every statement of a transaction. */
-    const xid = async (on: Executor = db) =>
-      (await sql<{ xid: string }>`select txid_current()::text as xid, ${1}::int as v`.execute(on)).rows[0]
-        ?.xid;
+    const { db, notes, xid } = await oneConnection(t, 256);
 
     // Committed: both rows, written in one transaction begun before its first statement.
     await writeTransaction(db, async (tx) => {
@@ -206,7 +207,7 @@ test(
   "after the server drops a connection, at most one transaction fails on it, and the next runs on a fresh one",
   postgresOnly,
   async (t) => {
-    const { db } = await oneConnection(t, 256);
+    const { db, notes } = await oneConnection(t, 256);
     const { rows } = await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(db);
     const pid = (rows[0] as { pid: number }).pid;
     // The connection's own server process ends (an administrator, a failover): this statement fails.
@@ -219,10 +220,7 @@ test(
     await writeTransaction(db, (tx) => sql`insert into notes values (${8}, ${"eight"})`.execute(tx));
     const after = await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(db);
     assert.notEqual(after.rows[0]?.pid, pid);
-    const ids = (await sql<{ id: number }>`select id from notes order by id`.execute(db)).rows.map(
-      (row) => row.id,
-    );
-    assert.deepEqual(ids, first?.status === "fulfilled" ? [1, 2, 7, 8] : [1, 2, 8]);
+    assert.deepEqual(await notes(), first?.status === "fulfilled" ? [1, 2, 7, 8] : [1, 2, 8]);
   },
 );
 
@@ -263,9 +261,7 @@ test(
   "a write whose answer is not read goes out with the statement after it, and the transaction is whole: committed, or failed with the write's own error",
   postgresOnly,
   async (t) => {
-    const { db } = await oneConnection(t, 256);
-    const notes = async () =>
-      (await sql<{ id: number }>`select id from notes order by id`.execute(db)).rows.map((row) => row.id);
+    const { db, notes, xid } = await oneConnection(t, 256);
     const twoNotes = (a: number, b: number) => [
       sql`insert into notes values (${a}, ${"a"})`,
       sql`insert into notes values (${b}, ${"b"})`,
@@ -354,9 +350,6 @@ test(
     await executeTogether(db, twoNotes(11, 12));
     assert.deepEqual(await notes(), [1, 2, 3, 4, 11, 12]);
     // Each statement its own transaction: none is left open.
-    const xid = async () =>
-      (await sql<{ xid: string }>`select txid_current()::text as xid, ${1}::int as v`.execute(db)).rows[0]
-        ?.xid;
     assert.notEqual(await xid(), await xid(), "no transaction left open");
   },
 );

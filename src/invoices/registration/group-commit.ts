@@ -2,13 +2,8 @@ import type { Outcome } from "../../batcher.ts";
 import type { BusinessRepository, ChainHead } from "../../businesses/business-repository.ts";
 import { actorOf, type Principal } from "../../businesses/business-service.ts";
 import type { Signer } from "../../crypto/signer.ts";
-import {
-  type Db,
-  type Executor,
-  isTransientDatabaseError,
-  readTogether,
-  writeTransaction,
-} from "../../db/database.ts";
+import { readTogether } from "../../db/batch-statements.ts";
+import { type Db, type Executor, isTransientDatabaseError, writeTransaction } from "../../db/database.ts";
 import type { InvoiceTable } from "../../db/schema.ts";
 import type { SealingService, SealingUnder } from "../../keys/sealing.ts";
 import type { WebhookNotifier } from "../../webhooks/notifier.ts";
