@@ -123,34 +123,11 @@ export function createSigner(privateKeysPem: readonly string[]) {
       value: sign(null, payload, current.privateKey).toString("base64url"),
     };
   };
-  /**
-   * The same signature, its Ed25519 work on libuv's thread pool instead of the event loop (about
-   * 40 µs of a core each for a 5 kB invoice, 9 µs on the loop when a batch's are run together). The
-   * hash is there at once: the next link of a chain is made from it while the signature is worked
-   * out. Ed25519 is deterministic, so the value is byte for byte the one `signCanonical` gives.
-   */
-  const signCanonicalOffLoop = (
-    fields: Omit<SignedFields, "document">,
-    canonical: string,
-  ): Omit<Signature, "value"> & { value: Promise<string> } => {
-    const payload = signedPayloadOf(fields, canonical);
-    return {
-      alg: "EdDSA",
-      kid: current.jwk.kid,
-      hash: sha256Hex(payload),
-      value: new Promise((resolve, reject) =>
-        sign(null, payload, current.privateKey, (err, value) =>
-          err ? reject(err) : resolve(value.toString("base64url")),
-        ),
-      ),
-    };
-  };
   return {
     jwks: () => jwks,
     kid: current.jwk.kid,
     sign: (fields: SignedFields) => signCanonical(fields, canonicalDocument(fields.document)),
     signCanonical,
-    signCanonicalOffLoop,
     verify: (fields: SignedFields, signature: Signature) =>
       verifySignature(signedPayload(fields), signature, jwks),
     /**

@@ -35,8 +35,9 @@ export type Registered = { irn: string; jobId: number | undefined };
  * in one transaction, with one commit (on SQLite, one fsync of the WAL) and a few multi-row
  * statements instead of a transaction and about ten statements each; each sign is answered only
  * after the commit. The transaction also writes the first history entry, the webhook notice and,
- * for sign-transmit, the delivery job. Only the chain links are made under the chains' lock: the
- * Ed25519 signatures they need are worked out on libuv's thread pool meanwhile.
+ * for sign-transmit, the delivery job. Only the chain links and their Ed25519 signatures are made
+ * under the chains' lock, on the event loop: a batch's signatures handed to libuv's thread pool
+ * held the lock longer, not shorter, on a busy machine (bench/RESULTS.md, 2026-12-06).
  */
 export function groupCommit(deps: {
   db: Db;
@@ -44,7 +45,7 @@ export function groupCommit(deps: {
   businesses: Pick<BusinessRepository, "chainsLock" | "chainHeadUpdates">;
   /** The key sealed values are stored under, read in the transaction that stores them. */
   sealing: Pick<SealingService, "underRead">;
-  signer: Pick<Signer, "signCanonicalOffLoop">;
+  signer: Pick<Signer, "signCanonical">;
   /** Stores the signed invoices in their first state, with their history, notices and deliveries. */
   lifecycle: Pick<InvoiceLifecycle, "signed">;
   notifier: Pick<WebhookNotifier, "subscribersRead">;
@@ -57,38 +58,23 @@ export function groupCommit(deps: {
     for (const s of batch) if (s.row.sealed !== null) s.row.sealed = under.reseal(s.row.sealed, s.row.irn);
   }
 
-  /**
-   * Makes a submission the next link of its business's chain and moves the chain's head to it. The
-   * link's hash is made here, in order; its signature is worked out off the event loop and is in
-   * the row once `signature` resolves.
-   */
-  function link(item: Submission, head: ChainHead): { row: InvoiceTable; signature: Promise<string> } {
+  /** Makes a submission the next link of its business's chain, signed, and moves the chain's head to it. */
+  function link(item: Submission, head: ChainHead): InvoiceTable {
     const { row: draft, businessId, signedAt } = item;
-    const signature = signer.signCanonicalOffLoop(
-      {
-        irn: draft.irn,
-        business_id: businessId,
-        signed_at: signedAt,
-        previous_hash: head.chain_head,
-      },
+    const previous = head.chain_head;
+    const signature = signer.signCanonical(
+      { irn: draft.irn, business_id: businessId, signed_at: signedAt, previous_hash: previous },
       item.canonical,
     );
-    const row: InvoiceTable = {
-      ...draft,
-      chain_seq: head.chain_length + 1,
-      previous_hash: head.chain_head,
-      hash: signature.hash,
-      signature: "",
-      kid: signature.kid,
-    };
     head.chain_length += 1;
     head.chain_head = signature.hash;
     return {
-      row,
-      signature: signature.value.then((value) => {
-        row.signature = value;
-        return value;
-      }),
+      ...draft,
+      chain_seq: head.chain_length,
+      previous_hash: previous,
+      hash: signature.hash,
+      signature: signature.value,
+      kid: signature.kid,
     };
   }
 
@@ -117,7 +103,6 @@ export function groupCommit(deps: {
     const heads = new Map(locked.map((head) => [head.id, head]));
     const outcomes: Outcome<Registered>[] = [];
     const signed: Array<{ item: Submission; row: InvoiceTable }> = [];
-    const signatures: Promise<string>[] = [];
     for (const item of batch) {
       const head = heads.get(item.businessId);
       if (!head) throw new Error(`business ${item.businessId} has no row to hold its chain`);
@@ -126,14 +111,11 @@ export function groupCommit(deps: {
         continue;
       }
       taken.add(item.row.irn);
-      const { row, signature } = link(item, head);
-      signatures.push(signature);
+      const row = link(item, head);
       signed.push({ item, row });
       outcomes.push({ ok: true, value: { irn: row.irn, jobId: undefined } });
     }
     if (signed.length === 0) return outcomes;
-    // The batch's signatures are worked out side by side on the thread pool while the loop goes on.
-    await Promise.all(signatures);
     // The chains' heads move in the statement that stores the invoices; on PostgreSQL it goes out
     // with the statement after it (its answer is not read: executeTogether): the outbox's insert
     // when the batch queues events or deliveries, else the commit.
