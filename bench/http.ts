@@ -15,6 +15,7 @@ import { createContext } from "../src/main.ts";
 import {
   benchDatabase,
   cpuMs,
+  cpuTicks,
   freePort,
   machine,
   pin,
@@ -22,6 +23,7 @@ import {
   shared,
   start,
   steadyRate,
+  stealBetween,
   stop,
   waitFor,
 } from "./lib.ts";
@@ -43,6 +45,7 @@ const { values: args } = parseArgs({
 });
 const duration = Number(args.duration);
 const connections = Number(args.connections);
+type Ticks = ReturnType<typeof cpuTicks>;
 
 const database = await benchDatabase(args.engine);
 const env = database.env;
@@ -225,18 +228,20 @@ try {
   // The server's CPU per request: steadier than requests/s on a machine shared with the load
   // generator, and what a change to the request path costs.
   const serverPid = (s: Scenario) => (s.url === api ? children[1]?.pid : children[0]?.pid);
-  const perRequest = (s: Scenario, before: number | undefined, requests: number) => {
+  const perRequest = (s: Scenario, before: number | undefined, requests: number, ticks: Ticks) => {
     const after = cpuMs(serverPid(s));
-    if (before === undefined || after === undefined || requests === 0) return "";
-    return `   cpu ${Math.round(((after - before) * 1000) / requests)} µs/req`;
+    const stolen = `   ${stealBetween(ticks, cpuTicks())}`;
+    if (before === undefined || after === undefined || requests === 0) return stolen;
+    return `   cpu ${Math.round(((after - before) * 1000) / requests)} µs/req${stolen}`;
   };
   for (const s of scenarios.filter(chosen)) {
     const cpuBefore = cpuMs(serverPid(s));
+    const ticks = cpuTicks();
     if (s.steady) {
       const result = await steadyRate({ url: s.url, durationS: duration, ...s.steady });
       rates.set(s.name, result.ok / duration);
       console.log(
-        `${s.name.padEnd(38)} ${String(result.ok).padStart(7)} done     p50 ${String(result.p50).padStart(4)} ms   p99 ${String(result.p99).padStart(4)} ms   max ${result.max} ms${result.bad ? `   (${result.bad} not 2xx)` : ""}${perRequest(s, cpuBefore, result.ok + result.bad)}`,
+        `${s.name.padEnd(38)} ${String(result.ok).padStart(7)} done     p50 ${String(result.p50).padStart(4)} ms   p99 ${String(result.p99).padStart(4)} ms   max ${result.max} ms${result.bad ? `   (${result.bad} not 2xx)` : ""}${perRequest(s, cpuBefore, result.ok + result.bad, ticks)}`,
       );
       continue;
     }
@@ -252,7 +257,7 @@ try {
       ? `   (${Math.round(result.requests.average * s.invoicesPerRequest)} invoices/s)`
       : "";
     console.log(
-      `${s.name.padEnd(38)} ${Math.round(result.requests.average).toString().padStart(7)} req/s   p50 ${String(result.latency.p50).padStart(4)} ms   p99 ${String(result.latency.p99).padStart(4)} ms${invoices}${bad ? `   (${bad} not 2xx)` : ""}${perRequest(s, cpuBefore, result.requests.total)}`,
+      `${s.name.padEnd(38)} ${Math.round(result.requests.average).toString().padStart(7)} req/s   p50 ${String(result.latency.p50).padStart(4)} ms   p99 ${String(result.latency.p99).padStart(4)} ms${invoices}${bad ? `   (${bad} not 2xx)` : ""}${perRequest(s, cpuBefore, result.requests.total, ticks)}`,
     );
   }
   const ceiling = rates.get("ceiling (bare Fastify, same body)") ?? 1;

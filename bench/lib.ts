@@ -92,6 +92,33 @@ export function cpuMs(pid: number | undefined): number | undefined {
 }
 
 /**
+ * The machine's CPU time so far (all cores, in USER_HZ ticks), and the part of it the hypervisor
+ * gave to other guests (steal); undefined off Linux. A run that lost much of its time so is not
+ * one to compare with another: on a shared VM the steal of two runs minutes apart differed from 0.1%
+ * to more than half.
+ */
+export function cpuTicks(): { total: number; steal: number } | undefined {
+  try {
+    const line = fs.readFileSync("/proc/stat", "utf8").split("\n", 1)[0] ?? "";
+    // cpu  user nice system idle iowait irq softirq steal guest guest_nice (guest is inside user)
+    const fields = line.trim().split(/\s+/).slice(1, 9).map(Number);
+    if (fields.length < 8 || fields.some((n) => !Number.isFinite(n))) return undefined;
+    return { total: fields.reduce((a, b) => a + b, 0), steal: fields[7] as number };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The share of the machine's CPU time stolen between two `cpuTicks` readings, as "steal 3.2%". */
+export function stealBetween(
+  before: ReturnType<typeof cpuTicks>,
+  after: ReturnType<typeof cpuTicks>,
+): string {
+  if (!before || !after || after.total <= before.total) return "steal ?";
+  return `steal ${((100 * (after.steal - before.steal)) / (after.total - before.total)).toFixed(1)}%`;
+}
+
+/**
  * CPU time (ms) so far of the event loops of a process and its descendants: each process's main
  * thread (its thread id is the process id), without its worker threads, libuv's pool, or V8's
  * helpers. Undefined off Linux.

@@ -19,11 +19,13 @@ import {
   benchBusiness,
   benchDatabase,
   cpuMs,
+  cpuTicks,
   freePort,
   loopCpuMs,
   machine,
   shared,
   start,
+  stealBetween,
   stop,
   waitFor,
 } from "./lib.ts";
@@ -157,7 +159,7 @@ try {
   for (let round = 0; round < rounds; round++) {
     const order = round % 2 === 0 ? chosen : [...chosen].reverse();
     for (const s of order) {
-      const [before, loopBefore] = [cpuMs(s.pid), loopCpuMs(s.pid)];
+      const [before, loopBefore, ticks] = [cpuMs(s.pid), loopCpuMs(s.pid), cpuTicks()];
       const result = await run(s, duration);
       const [after, loopAfter] = [cpuMs(s.pid), loopCpuMs(s.pid)];
       const spent = before !== undefined && after !== undefined ? after - before : Number.NaN;
@@ -174,7 +176,7 @@ try {
         p99: [...t.p99, result.latency.p99],
       });
       console.log(
-        `${s.name.padEnd(24)} ${Math.round(result.requests.average).toString().padStart(6)} req/s   p50 ${String(result.latency.p50).padStart(3)} ms   p99 ${String(result.latency.p99).padStart(3)} ms   failures ${bad}   cpu ${Math.round((spent * 1000) / result.requests.total)} µs/req (event loop ${Math.round((onLoop * 1000) / result.requests.total)})`,
+        `${s.name.padEnd(24)} ${Math.round(result.requests.average).toString().padStart(6)} req/s   p50 ${String(result.latency.p50).padStart(3)} ms   p99 ${String(result.latency.p99).padStart(3)} ms   failures ${bad}   cpu ${Math.round((spent * 1000) / result.requests.total)} µs/req (event loop ${Math.round((onLoop * 1000) / result.requests.total)})   ${stealBetween(ticks, cpuTicks())}`,
       );
     }
   }
