@@ -36,8 +36,9 @@ export type Registered = { irn: string; jobId: number | undefined };
  * statements instead of a transaction and about ten statements each; each sign is answered only
  * after the commit. The transaction also writes the first history entry, the webhook notice and,
  * for sign-transmit, the delivery job. Only the chain links and their Ed25519 signatures are made
- * under the chains' lock, on the event loop: a batch's signatures handed to libuv's thread pool
- * held the lock longer, not shorter, on a busy machine (bench/RESULTS.md, 2026-12-06).
+ * under the chains' lock, on the event loop as the bare sign makes them: handed to libuv's thread
+ * pool and back, a batch's signatures measured no faster on a 2-core machine, and cost a hand-off
+ * to four more threads (bench/RESULTS.md, 2026-12-06).
  */
 export function groupCommit(deps: {
   db: Db;
