@@ -94,8 +94,8 @@ export function cpuMs(pid: number | undefined): number | undefined {
 /**
  * The machine's CPU time so far (all cores, in USER_HZ ticks), and the part of it the hypervisor
  * gave to other guests (steal); undefined off Linux. A run that lost much of its time so is not
- * one to compare with another: on a shared VM the steal of two runs minutes apart differed from 0.1%
- * to more than half.
+ * one to compare with another: on a shared 2-core VM, 20 s runs minutes apart lost from 0.02 s to
+ * 11.5 s so (bench/RESULTS.md, 2026-12-04).
  */
 export function cpuTicks(): { total: number; steal: number } | undefined {
   try {
