@@ -14,6 +14,7 @@ import { loadConfig } from "../src/config.ts";
 import { createContext } from "../src/main.ts";
 import {
   benchDatabase,
+  type CpuTicks,
   cpuMs,
   cpuTicks,
   freePort,
@@ -23,7 +24,7 @@ import {
   shared,
   start,
   steadyRate,
-  stealBetween,
+  stealSince,
   stop,
   waitFor,
 } from "./lib.ts";
@@ -45,7 +46,6 @@ const { values: args } = parseArgs({
 });
 const duration = Number(args.duration);
 const connections = Number(args.connections);
-type Ticks = ReturnType<typeof cpuTicks>;
 
 const database = await benchDatabase(args.engine);
 const env = database.env;
@@ -228,9 +228,9 @@ try {
   // The server's CPU per request: steadier than requests/s on a machine shared with the load
   // generator, and what a change to the request path costs.
   const serverPid = (s: Scenario) => (s.url === api ? children[1]?.pid : children[0]?.pid);
-  const perRequest = (s: Scenario, before: number | undefined, requests: number, ticks: Ticks) => {
+  const perRequest = (s: Scenario, before: number | undefined, requests: number, ticks: CpuTicks) => {
     const after = cpuMs(serverPid(s));
-    const stolen = `   ${stealBetween(ticks, cpuTicks())}`;
+    const stolen = `   ${stealSince(ticks)}`;
     if (before === undefined || after === undefined || requests === 0) return stolen;
     return `   cpu ${Math.round(((after - before) * 1000) / requests)} µs/req${stolen}`;
   };

@@ -97,7 +97,9 @@ export function cpuMs(pid: number | undefined): number | undefined {
  * one to compare with another: on a shared 2-core VM, 20 s runs minutes apart lost from 0.02 s to
  * 11.5 s so (bench/RESULTS.md, 2026-12-04).
  */
-export function cpuTicks(): { total: number; steal: number } | undefined {
+export type CpuTicks = { total: number; steal: number } | undefined;
+
+export function cpuTicks(): CpuTicks {
   try {
     const line = fs.readFileSync("/proc/stat", "utf8").split("\n", 1)[0] ?? "";
     // cpu  user nice system idle iowait irq softirq steal guest guest_nice (guest is inside user)
@@ -109,11 +111,9 @@ export function cpuTicks(): { total: number; steal: number } | undefined {
   }
 }
 
-/** The share of the machine's CPU time stolen between two `cpuTicks` readings, as "steal 3.2%". */
-export function stealBetween(
-  before: ReturnType<typeof cpuTicks>,
-  after: ReturnType<typeof cpuTicks>,
-): string {
+/** The share of the machine's CPU time stolen since a `cpuTicks` reading, as "steal 3.2%". */
+export function stealSince(before: CpuTicks): string {
+  const after = cpuTicks();
   if (!before || !after || after.total <= before.total) return "steal ?";
   return `steal ${((100 * (after.steal - before.steal)) / (after.total - before.total)).toFixed(1)}%`;
 }

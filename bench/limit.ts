@@ -25,7 +25,7 @@ import {
   machine,
   shared,
   start,
-  stealBetween,
+  stealSince,
   stop,
   waitFor,
 } from "./lib.ts";
@@ -176,7 +176,7 @@ try {
         p99: [...t.p99, result.latency.p99],
       });
       console.log(
-        `${s.name.padEnd(24)} ${Math.round(result.requests.average).toString().padStart(6)} req/s   p50 ${String(result.latency.p50).padStart(3)} ms   p99 ${String(result.latency.p99).padStart(3)} ms   failures ${bad}   cpu ${Math.round((spent * 1000) / result.requests.total)} µs/req (event loop ${Math.round((onLoop * 1000) / result.requests.total)})   ${stealBetween(ticks, cpuTicks())}`,
+        `${s.name.padEnd(24)} ${Math.round(result.requests.average).toString().padStart(6)} req/s   p50 ${String(result.latency.p50).padStart(3)} ms   p99 ${String(result.latency.p99).padStart(3)} ms   failures ${bad}   cpu ${Math.round((spent * 1000) / result.requests.total)} µs/req (event loop ${Math.round((onLoop * 1000) / result.requests.total)})   ${stealSince(ticks)}`,
       );
     }
   }
