@@ -1,0 +1,228 @@
+/**
+ * Instructions a sign, counted: this service's `POST /sign` and the bare durable sign
+ * (bench/bare-sign.ts) each run under valgrind's callgrind, which counts the instructions every
+ * thread executes, not the time it takes. The count does not move with what else the machine is
+ * doing, where a rate on these 2-core VMs moves by a fifth between runs minutes apart (RESULTS.md):
+ * it is the figure to decide a change of the sign's own work by. It leaves out what the kernel does
+ * (system calls, the fsync, thread switches) and any wait, which only a rate shows.
+ *
+ * Each server gets `--warm` signs with counting off (callgrind's instrumentation off: JIT compiled,
+ * caches full), then `--signs` counted, from `--connections` connections; the count is dumped per
+ * thread. The event loop is thread 1; each line names a thread's heaviest kinds of work.
+ *   npm run bench:instructions -- [--signs 1000] [--warm 5000] [--connections 16] [--only sign,bare]
+ * Needs valgrind (Debian's package `valgrind`); about 3 minutes for both servers.
+ */
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import autocannon from "autocannon";
+import { benchBusiness, benchDatabase, freePort, machine, root, shared } from "./lib.ts";
+
+const { values: args } = parseArgs({
+  options: {
+    signs: { type: "string", default: "1000" },
+    warm: { type: "string", default: "5000" },
+    connections: { type: "string", default: "16" },
+    only: { type: "string", default: "sign,bare" },
+  },
+});
+const [signs, warm, connections] = [Number(args.signs), Number(args.warm), Number(args.connections)];
+try {
+  execFileSync("valgrind", ["--version"], { stdio: "ignore" });
+} catch {
+  throw new Error("bench:instructions needs valgrind (Debian: apt-get install valgrind)");
+}
+// vgdb, which turns the counting on and off, names its pipes after these: the same in both processes.
+const vgdbEnv = { USER: os.userInfo().username, LOGNAME: os.userInfo().username, HOST: "127.0.0.1" };
+
+const database = await benchDatabase("sqlite");
+const tin = "12345678-0001";
+const { business, key } = await benchBusiness(database.env, "Bench Instructions Ltd", tin);
+const body = fs
+  .readFileSync(path.join(shared, "fixtures", "invoice-full.json"), "utf8")
+  .replaceAll("{{BUSINESS_ID}}", business.business_id)
+  .replaceAll("{{SERVICE_ID}}", business.service_id)
+  .replace('"tin": "20198222-0002"', `"tin": "${tin}"`);
+let counter = 0;
+const fresh = () => body.replace(/"irn": "INV0001-/, `"irn": "I${process.pid}N${++counter}-`);
+
+type Target = { key: string; name: string; route: string; argv: string[]; headers: Record<string, string> };
+const json = { "content-type": "application/json" };
+const targets: Target[] = [
+  {
+    key: "sign",
+    name: "this service's sign",
+    route: "/api/v1/einvoice/sign",
+    argv: ["bin/einvoice.js", "serve"],
+    headers: { ...json, "api-key": key.api_key, "api-secret": key.api_secret },
+  },
+  // In this process (tsx's loader), not tsx's CLI, whose script runs in a child valgrind would not follow.
+  {
+    key: "bare",
+    name: "bare durable sign",
+    route: "/sign",
+    argv: ["--import", "tsx", "bench/bare-sign.ts"],
+    headers: json,
+  },
+];
+
+/** What kind of work a function is, by its name in callgrind's listing. */
+const KINDS: Array<[string, RegExp]> = [
+  ["Ed25519", /fe_mul|fe_sq|cmov|ge_|sha512|table_select|ed25519/],
+  ["RSA", /bn_|BN_|rsa_|RSA_/],
+  ["SHA-256", /sha256/],
+  ["AES-GCM", /aes|gcm|ghash/i],
+  ["SQLite", /better_sqlite3/],
+  ["JSON parse", /JsonParser/],
+  ["JSON stringify", /JsonStringifier/],
+  ["V8's compiler", /compiler::/],
+  ["GC", /Scaveng|Heap::|Marking|Sweep|Evacuat|MemoryChunk/],
+  ["messages between threads", /ValueSerializer|ValueDeserializer/],
+  ["JIT-compiled JavaScript", /^\?\?\?:0x[0-9a-f]+/],
+  ["V8's builtins", /Builtins_/],
+  ["V8's runtime", /v8::/],
+  ["libc", /libc\.so/],
+];
+
+/** A thread's instructions, in all and by kind, from one callgrind dump. */
+function countsOf(file: string): { total: number; kinds: Map<string, number> } {
+  const listing = execFileSync("callgrind_annotate", ["--inclusive=no", "--threshold=100", file], {
+    encoding: "utf8",
+    maxBuffer: 256 * 1024 * 1024,
+  });
+  const kinds = new Map<string, number>();
+  let total = 0;
+  for (const line of listing.split("\n")) {
+    const match = /^\s*([\d,]+)\s+\(\s*[\d.]+%\)\s+(.*)$/.exec(line);
+    if (!match || match[2]?.includes("PROGRAM TOTALS")) continue;
+    const count = Number(match[1]?.replaceAll(",", ""));
+    const name = match[2] ?? "";
+    const kind = KINDS.find(([, pattern]) => pattern.test(name))?.[0] ?? "other";
+    kinds.set(kind, (kinds.get(kind) ?? 0) + count);
+    total += count;
+  }
+  return { total, kinds };
+}
+
+async function serving(url: string, server: ChildProcess): Promise<void> {
+  for (let i = 0; i < 2400; i++) {
+    if (server.exitCode !== null) throw new Error(`the server stopped (exit code ${server.exitCode})`);
+    if (
+      await fetch(url).then(
+        (r) => r.status < 500,
+        () => false,
+      )
+    )
+      return;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  throw new Error(`${url} did not come up under valgrind`);
+}
+
+async function count(target: Target): Promise<number> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "einvoice-callgrind-"));
+  const port = await freePort();
+  const server = spawn(
+    "valgrind",
+    [
+      "--tool=callgrind",
+      "--instr-atstart=no",
+      "--separate-threads=yes",
+      `--callgrind-out-file=${dir}/callgrind.%p`,
+      process.execPath,
+      ...target.argv,
+    ],
+    {
+      cwd: root,
+      env: {
+        ...process.env,
+        ...database.env,
+        ...vgdbEnv,
+        EINVOICE_BARE_DB: path.join(database.dir, "bare.db"),
+        PORT: String(port),
+      },
+      stdio: ["ignore", "ignore", "ignore"],
+    },
+  );
+  const control = (...command: string[]) =>
+    execFileSync("callgrind_control", [...command, String(server.pid)], {
+      env: { ...process.env, ...vgdbEnv },
+      stdio: "ignore",
+    });
+  const url = `http://127.0.0.1:${port}`;
+  const load = (amount: number) =>
+    autocannon({
+      url,
+      connections,
+      amount,
+      timeout: 120,
+      requests: [
+        {
+          method: "POST",
+          path: target.route,
+          headers: target.headers,
+          setupRequest: (r) => ({ ...r, body: fresh() }),
+        },
+      ],
+    });
+  try {
+    await serving(`${url}/`, server);
+    const warmed = await load(warm);
+    control("--instr=on");
+    const counted = await load(signs);
+    control("--dump");
+    control("--instr=off");
+    const failed = warmed.non2xx + warmed.errors + counted.non2xx + counted.errors;
+    if (failed > 0) throw new Error(`${target.name}: ${failed} requests failed`);
+  } finally {
+    server.kill("SIGTERM");
+    await new Promise((resolve) => server.once("exit", resolve));
+  }
+  // The dump made while counting: callgrind.<pid>.1-<thread>; the files written at exit hold nothing counted.
+  const dumps = fs
+    .readdirSync(dir)
+    .filter((f) => /\.1-\d+$/.test(f))
+    .sort();
+  let all = 0;
+  const lines: string[] = [];
+  for (const file of dumps) {
+    const { total, kinds } = countsOf(path.join(dir, file));
+    if (total === 0) continue;
+    all += total;
+    const thread = Number(file.split("-").at(-1));
+    const heaviest = [...kinds]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 4)
+      .map(([kind, n]) => `${kind} ${Math.round(n / signs / 1000)}k`)
+      .join(", ");
+    lines.push(
+      `  thread ${String(thread).padStart(2)}${thread === 1 ? " (event loop)" : "             "} ${Math.round(
+        total / signs / 1000,
+      )
+        .toLocaleString("en-US")
+        .padStart(6)}k   ${heaviest}`,
+    );
+  }
+  fs.rmSync(dir, { recursive: true, force: true });
+  console.log(
+    `${target.name}: ${Math.round(all / signs / 1000).toLocaleString("en-US")}k instructions a sign`,
+  );
+  for (const line of lines) console.log(line);
+  return all;
+}
+
+console.log(`${machine()}; ${warm} signs uncounted, then ${signs} counted, ${connections} connections`);
+const only = args.only.split(",").map((word) => word.trim());
+const totals = new Map<string, number>();
+try {
+  for (const target of targets.filter((t) => only.includes(t.key)))
+    totals.set(target.key, await count(target));
+} finally {
+  await database.drop();
+}
+const [service, bare] = [totals.get("sign"), totals.get("bare")];
+if (service !== undefined && bare !== undefined) {
+  console.log(`bare / sign in instructions: ${(bare / service).toFixed(2)}`);
+}
