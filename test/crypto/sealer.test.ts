@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { test } from "node:test";
-import { createSealer } from "../../src/crypto/sealer.ts";
+import { createSealer, freshNonce } from "../../src/crypto/sealer.ts";
 
 test("sealed values open only with the same context, and after key rotation", () => {
   const k1 = { kid: "k1", key: randomBytes(32) };
@@ -17,4 +17,23 @@ test("sealed values open only with the same context, and after key rotation", ()
   assert.throws(() => createSealer([k2]).open(sealed, "IRN-A"), /k1/);
   const tampered = `${sealed.slice(0, -2)}${sealed.endsWith("A") ? "B" : "A"}`;
   assert.throws(() => old.open(tampered, "IRN-A"));
+});
+
+test("each sealed value has a nonce of its own, across refills of the nonces' pool", () => {
+  const sealer = createSealer([{ kid: "k1", key: randomBytes(32) }]);
+  // 2,000 values take the pool's 341 nonces about six times over.
+  const nonces = new Set<string>();
+  for (let i = 0; i < 2000; i++) {
+    const sealed = sealer.seal("Net 30", `IRN-${i}`);
+    const iv = sealed.split(".")[2] ?? "";
+    assert.equal(Buffer.from(iv, "base64url").length, 12);
+    nonces.add(iv);
+    assert.equal(sealer.open(sealed, `IRN-${i}`), "Net 30");
+  }
+  assert.equal(nonces.size, 2000, "no nonce repeats");
+  // A nonce handed out keeps its bytes after the pool is refilled.
+  const first = freshNonce();
+  const kept = Buffer.from(first);
+  for (let i = 0; i < 1000; i++) freshNonce();
+  assert.deepEqual(first, kept);
 });
