@@ -27,10 +27,11 @@ let nonceAt = 0;
 
 /**
  * A fresh 96-bit GCM nonce from the CSPRNG, taken from a pool filled a few kilobytes at a time, as
- * Node keeps randomUUID's bytes: `randomBytes(12)` cost 5 µs a sign on the preparation thread (each
- * draw a system call, OpenSSL's check of the process id), the pooled draw well under one. Every
- * byte is handed out once, and a refill is a new buffer, so a nonce handed out is never rewritten.
- * Each thread loading this module has a pool of its own.
+ * Node keeps randomUUID's bytes: `randomBytes(12)` took 5 µs a call timed apart and 11 µs a sign in
+ * the preparation thread's profile (each draw a system call: OpenSSL checks the process id), the
+ * pooled draw well under one. Every byte is handed out once, and a refill is a new buffer, so a
+ * nonce handed out is never rewritten. A nonce is public (it is stored beside its ciphertext), so
+ * the bytes waiting in the pool are no secret. Each thread loading this module has a pool of its own.
  */
 export function freshNonce(): Buffer {
   if (nonceAt + 12 > noncePool.length) {

@@ -23,7 +23,7 @@ const UNSORTABLE = Symbol("unsortable");
 /**
  * A copy of parsed JSON whose keys are added in code-unit order. Ordinary objects, which V8 keeps
  * in fast mode, with hidden classes shared by every copy of the same shape: null-prototype copies
- * were dictionaries, which JSON.stringify walks on its slow path (a sixth more time for the full
+ * were dictionaries, which JSON.stringify walks on its slow path (a fifth more time for the full
  * sample invoice). On an ordinary object `__proto__` would set the prototype instead of adding a
  * key: a document holding one goes to the library, as one holding an index-like key does.
  */
