@@ -10,7 +10,7 @@
  * caches full), then `--signs` counted, from `--connections` connections; the count is dumped per
  * thread. The event loop is thread 1; each line names a thread's heaviest kinds of work.
  *   npm run bench:instructions -- [--signs 1000] [--warm 5000] [--connections 16] [--only sign,bare]
- * Needs valgrind (Debian's package `valgrind`); about 3 minutes for both servers.
+ * Needs valgrind (Debian's package `valgrind`); about 2 minutes for both servers on a 2-core VM.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
