@@ -18,7 +18,7 @@ import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import autocannon from "autocannon";
-import { benchBusiness, benchDatabase, freePort, machine, root, shared } from "./lib.ts";
+import { benchBusiness, benchDatabase, freePort, machine, root, signingBody } from "./lib.ts";
 
 const { values: args } = parseArgs({
   options: {
@@ -40,13 +40,7 @@ const vgdbEnv = { USER: os.userInfo().username, LOGNAME: os.userInfo().username,
 const database = await benchDatabase("sqlite");
 const tin = "12345678-0001";
 const { business, key } = await benchBusiness(database.env, "Bench Instructions Ltd", tin);
-const body = fs
-  .readFileSync(path.join(shared, "fixtures", "invoice-full.json"), "utf8")
-  .replaceAll("{{BUSINESS_ID}}", business.business_id)
-  .replaceAll("{{SERVICE_ID}}", business.service_id)
-  .replace('"tin": "20198222-0002"', `"tin": "${tin}"`);
-let counter = 0;
-const fresh = () => body.replace(/"irn": "INV0001-/, `"irn": "I${process.pid}N${++counter}-`);
+const { fresh } = signingBody(business, tin, "I");
 
 type Target = { key: string; name: string; route: string; argv: string[]; headers: Record<string, string> };
 const json = { "content-type": "application/json" };

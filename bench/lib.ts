@@ -284,6 +284,27 @@ export async function steadyRate(options: {
  * One business with an API key, and the HS catalog, in the database of `env` before a server
  * starts on it: what a benchmark of one business's requests signs with.
  */
+/**
+ * The full sample invoice as `business` signs it: its ids, and its TIN as the supplier's, so its
+ * invoices raise no supplier_tin_mismatch warning; and `fresh`, the same body under a new IRN for
+ * each sign (`prefix`, the process id and a counter).
+ */
+export function signingBody(
+  business: { business_id: string; service_id: string },
+  tin: string,
+  prefix: string,
+) {
+  const body = fs
+    .readFileSync(path.join(shared, "fixtures", "invoice-full.json"), "utf8")
+    .replaceAll("{{BUSINESS_ID}}", business.business_id)
+    .replaceAll("{{SERVICE_ID}}", business.service_id)
+    .replace('"tin": "20198222-0002"', `"tin": "${tin}"`);
+  if (!body.includes('"irn": "INV0001-')) throw new Error("the fixture's IRN is not where it was");
+  let counter = 0;
+  const fresh = () => body.replace(/"irn": "INV0001-/, `"irn": "${prefix}${process.pid}N${++counter}-`);
+  return { body, fresh };
+}
+
 export async function benchBusiness(env: Record<string, string>, name: string, tin: string) {
   const setup = await createContext(loadConfig({ ...env, EINVOICE_LOG_LEVEL: "silent" }));
   try {

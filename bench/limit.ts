@@ -11,7 +11,6 @@
  *   npm run bench:limit -- [--engine sqlite|postgres] [--duration 10] [--connections 50] [--rounds 2]
  *                          [--processes 1] [--only bare,sign,echo,validate] [--cpu-prof DIR] [--rate N]
  */
-import fs from "node:fs";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import autocannon from "autocannon";
@@ -23,7 +22,7 @@ import {
   freePort,
   loopCpuMs,
   machine,
-  shared,
+  signingBody,
   start,
   stealSince,
   stop,
@@ -54,15 +53,7 @@ console.log(`${machine()}`);
 const database = await benchDatabase(args.engine);
 const tin = "12345678-0001";
 const { business, key } = await benchBusiness(database.env, "Bench Limit Ltd", tin);
-const body = fs
-  .readFileSync(path.join(shared, "fixtures", "invoice-full.json"), "utf8")
-  .replaceAll("{{BUSINESS_ID}}", business.business_id)
-  .replaceAll("{{SERVICE_ID}}", business.service_id)
-  // The supplier is the business that signs: its invoices raise no supplier_tin_mismatch warning.
-  .replace('"tin": "20198222-0002"', `"tin": "${tin}"`);
-if (!body.includes('"irn": "INV0001-')) throw new Error("the fixture's IRN is not where it was");
-let counter = 0;
-const fresh = () => body.replace(/"irn": "INV0001-/, `"irn": "L${process.pid}N${++counter}-`);
+const { body, fresh } = signingBody(business, tin, "L");
 const headers = { "api-key": key.api_key, "api-secret": key.api_secret, "content-type": "application/json" };
 
 const profiling = args["cpu-prof"] ? ["--cpu-prof", "--cpu-prof-dir", path.resolve(args["cpu-prof"])] : [];
