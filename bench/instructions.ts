@@ -10,6 +10,9 @@
  * caches full), then `--signs` counted, from `--connections` connections; the count is dumped per
  * thread. The event loop is thread 1; each line names a thread's heaviest kinds of work.
  *   npm run bench:instructions -- [--signs 1000] [--warm 5000] [--connections 16] [--only sign,bare]
+ *                                 [--keep DIR]
+ * `--keep DIR` keeps the counted dumps there (DIR/<server>.<thread>), for callgrind_annotate to name
+ * the C++ functions that took them (JIT-compiled JavaScript has no names there: a CPU profile has).
  * Needs valgrind (Debian's package `valgrind`); about 2 minutes for both servers on a 2-core VM.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
@@ -26,6 +29,7 @@ const { values: args } = parseArgs({
     warm: { type: "string", default: "5000" },
     connections: { type: "string", default: "16" },
     only: { type: "string", default: "sign,bare" },
+    keep: { type: "string" },
   },
 });
 const [signs, warm, connections] = [Number(args.signs), Number(args.warm), Number(args.connections)];
@@ -196,6 +200,11 @@ async function count(target: Target): Promise<number> {
       .join(", ");
     const name = `thread ${String(thread).padStart(2)}${thread === 1 ? " (event loop)" : ""}`;
     lines.push(`  ${name.padEnd(24)} ${k(total).padStart(7)}   ${heaviest}`);
+  }
+  if (args.keep) {
+    fs.mkdirSync(args.keep, { recursive: true });
+    for (const file of dumps)
+      fs.copyFileSync(path.join(dir, file), path.join(args.keep, `${target.key}.${file.split("-").at(-1)}`));
   }
   fs.rmSync(dir, { recursive: true, force: true });
   // V8's optimizing compiler runs on threads of its own, more under valgrind's slowness than without

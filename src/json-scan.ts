@@ -86,9 +86,30 @@ export function scanJson(text: string): JsonScan {
  * are measured without a pass of their own.
  */
 const QUICK_SCAN_LENGTH = 5 * MAX_JSON_MEMBERS - 1;
-// A run of digits is tried from its first digit only (the lookbehind): `\d{200}` alone is tried
-// from every digit of every number, which took twice as long over an invoice (6.5 µs against 3.3).
-const HUGE_NUMBER = new RegExp(`(?<!\\d)\\d{${LONG_NUMBER_DIGITS}}|[eE][+-]?\\d{3}`);
+/** An exponent of three digits or more: `1e999`. */
+const LONG_EXPONENT = /[eE][+-]?\d{3}/;
+
+const isDigit = (code: number) => code >= 0x30 && code <= 0x39;
+
+/**
+ * Whether `text` holds a run of LONG_NUMBER_DIGITS digits or more. Such a run covers two characters
+ * LONG_NUMBER_DIGITS / 2 apart at multiples of that, so only those are looked at, and only a pair
+ * of digits is measured: 0.06 µs over an invoice, where a pattern tried from every digit (with a
+ * lookbehind so that it starts only at a run's first) took 3.1 µs, the most of any step of a sign's
+ * body on the event loop.
+ */
+function hasLongDigitRun(text: string): boolean {
+  const step = LONG_NUMBER_DIGITS / 2;
+  for (let at = 0; at + step < text.length; at += step) {
+    if (!isDigit(text.charCodeAt(at)) || !isDigit(text.charCodeAt(at + step))) continue;
+    let start = at;
+    while (start > 0 && isDigit(text.charCodeAt(start - 1))) start--;
+    let end = at + 1;
+    while (end < text.length && isDigit(text.charCodeAt(end))) end++;
+    if (end - start >= LONG_NUMBER_DIGITS) return true;
+  }
+  return false;
+}
 
 /**
  * The scan of a short body without a pass over it: its depth and containers are upper bounds of the
@@ -110,8 +131,7 @@ export function quickScan(text: string): JsonScan | undefined {
     containers: brackets,
     members: 0,
     values: 0,
-    // Short, so the pattern's work is bounded (200 steps a character at most).
-    hugeNumber: HUGE_NUMBER.test(text),
+    hugeNumber: LONG_EXPONENT.test(text) || hasLongDigitRun(text),
     nul: false,
     surrogateEscape: false,
   };

@@ -88,6 +88,34 @@ test("the quick scan flags a huge number exactly where a 200-digit run or a 3-di
   assert.ok(flagged > 0 && flagged < 7 * 5 * 5, `${flagged} flagged: both answers met`);
 });
 
+test("the quick scan finds a 200-digit run wherever it starts and however digits lie around it", () => {
+  // The run is looked for at every 100th character: the oracle is the plain pattern, and the runs
+  // start at every offset, beside other digits, strings and other runs.
+  const oracle = (text: string) => /\d{200}/.test(text) || /[eE][+-]?\d{3}/.test(text);
+  fc.assert(
+    fc.property(
+      fc.array(
+        fc.oneof(
+          fc.integer({ min: 1, max: 260 }).map((n) => "7".repeat(n)),
+          fc.constantFrom(",", '"x"', " ", "-", ".", "e9", "[", "]"),
+        ),
+        { maxLength: 12 },
+      ),
+      fc.nat({ max: 250 }),
+      (parts, pad) => {
+        const text = `[${" ".repeat(pad)}${parts.join("")}]`;
+        if (text.length > 4999 || text.includes("\\u")) return;
+        assert.equal(quickScan(text)?.hugeNumber, oracle(text), text);
+      },
+    ),
+    { numRuns: 2000 },
+  );
+  for (let pad = 0; pad < 200; pad++) {
+    assert.equal(quickScan(`[${" ".repeat(pad)}${"1".repeat(199)}]`)?.hugeNumber, false, `199 at ${pad}`);
+    assert.equal(quickScan(`[${" ".repeat(pad)}${"1".repeat(200)}]`)?.hugeNumber, true, `200 at ${pad}`);
+  }
+});
+
 /** What a scan must find, worked out from the parsed value. */
 function measured(
   value: unknown,

@@ -1,6 +1,6 @@
 import type { Violation } from "../../../errors.ts";
 import { TAX_CATEGORIES } from "../../../reference/data.ts";
-import { currencyDigits, disagreement, round, roundings, show } from "../../money.ts";
+import { agrees, currencyDigits, disagreement, round, roundings, show } from "../../money.ts";
 import { asArray, entries, isObject, lineBase, num, type Rule } from "./types.ts";
 
 /** Tax categories whose reference percent is a number (STANDARD_VAT 7.5, ZERO_VAT 0.0, …). */
@@ -37,25 +37,35 @@ type Entries = [Record<string, unknown>, string][];
 
 const LMT = "legal_monetary_total";
 
+/** What a finding says, built only for an amount that disagrees. */
+type Finding = {
+  path: string;
+  rule: string;
+  formula: string;
+  related: string[];
+  /** The formula over the declared values rounded first (see `agrees`). */
+  alternatives?: number[];
+};
+
 /**
- * Adds a finding when `declared` is not what `expected` rounds to (nor one of `alternatives`);
- * nothing when either is not a number, which is another rule's finding.
+ * Adds a finding when `declared` is not what `expected` rounds to (nor one of its alternatives);
+ * nothing when either is not a number, which is another rule's finding. Most amounts agree with the
+ * formula over the values as declared, so the finding's texts and the alternatives are built only
+ * when that fails: building them for every amount took most of this rule's time.
  */
 function compare(
   audit: Audit,
-  path: string,
-  rule: string,
-  formula: string,
   expected: number | undefined,
   declared: unknown,
-  related: string[],
-  alternatives: number[] = [],
+  finding: () => Finding,
 ): void {
   const actual = num(declared);
   if (expected === undefined || actual === undefined) return;
   const { places } = audit;
-  const finding = disagreement({ path, rule, formula, expected, alternatives, actual, places, related });
-  if (finding) audit.violations.push(finding);
+  // Agreeing with the first candidate is agreeing with the list (see `agrees`).
+  if (expected === actual || agrees([expected], actual, places)) return;
+  const disagrees = disagreement({ ...finding(), expected, actual, places });
+  if (disagrees) audit.violations.push(disagrees);
 }
 
 /** The sum of the terms each rounded first: what a client that rounds every step declares. */
@@ -75,14 +85,11 @@ function checkLines(lines: Entries, audit: Audit): void {
     const discount = adjustment(line.discount_amount, line.discount_rate, gross);
     const fee = adjustment(line.fee_amount, line.fee_rate, gross);
     if (discount === undefined || fee === undefined) continue;
-    compare(
-      audit,
-      `${at}.line_extension_amount`,
-      "line_amount",
-      `invoiced_quantity × price_amount / base_quantity − discount${byRate(line.discount_amount)} + fee${byRate(line.fee_amount)} (${show(quantity)} × ${show(unit)} / ${show(per)} − ${show(discount)} + ${show(fee)})`,
-      gross - discount + fee,
-      line.line_extension_amount,
-      [
+    compare(audit, gross - discount + fee, line.line_extension_amount, () => ({
+      path: `${at}.line_extension_amount`,
+      rule: "line_amount",
+      formula: `invoiced_quantity × price_amount / base_quantity − discount${byRate(line.discount_amount)} + fee${byRate(line.fee_amount)} (${show(quantity)} × ${show(unit)} / ${show(per)} − ${show(discount)} + ${show(fee)})`,
+      related: [
         `${at}.invoiced_quantity`,
         `${at}.price.price_amount`,
         `${at}.price.base_quantity`,
@@ -93,8 +100,8 @@ function checkLines(lines: Entries, audit: Audit): void {
       ],
       // Clients round the discount and fee before they subtract them, from the base as it is or
       // rounded too, each tie either way.
-      lineRoundings(gross, discount, fee, audit.places),
-    );
+      alternatives: lineRoundings(gross, discount, fee, audit.places),
+    }));
   }
 }
 
@@ -107,16 +114,13 @@ function checkLinesTotal(
 ): void {
   if (!Array.isArray(doc.invoice_line) || lines.length !== doc.invoice_line.length) return;
   const amounts = lines.map(([line]) => num(line.line_extension_amount));
-  compare(
-    audit,
-    `${LMT}.line_extension_amount`,
-    "total_lines",
-    "the sum of invoice_line[].line_extension_amount",
-    sum(amounts),
-    totals.line_extension_amount,
-    ["invoice_line"],
-    alternative(amounts, audit.places),
-  );
+  compare(audit, sum(amounts), totals.line_extension_amount, () => ({
+    path: `${LMT}.line_extension_amount`,
+    rule: "total_lines",
+    formula: "the sum of invoice_line[].line_extension_amount",
+    related: ["invoice_line"],
+    alternatives: alternative(amounts, audit.places),
+  }));
 }
 
 /** The allowances (`charge` false) or the charges (true) of the document, each amount through `each`. */
@@ -145,13 +149,17 @@ function checkAllowancesAndCharges(
   const r = (value: number) => round(value, audit.places);
   compare(
     audit,
-    `${LMT}.tax_exclusive_amount`,
-    "total_tax_exclusive",
-    "line_extension_amount − allowances + charges (allowance_charge)",
     lineTotal - adjustmentTotal(adjustments, false, asIs) + adjustmentTotal(adjustments, true, asIs),
     totals.tax_exclusive_amount,
-    [`${LMT}.line_extension_amount`, "allowance_charge"],
-    [r(lineTotal) - adjustmentTotal(adjustments, false, r) + adjustmentTotal(adjustments, true, r)],
+    () => ({
+      path: `${LMT}.tax_exclusive_amount`,
+      rule: "total_tax_exclusive",
+      formula: "line_extension_amount − allowances + charges (allowance_charge)",
+      related: [`${LMT}.line_extension_amount`, "allowance_charge"],
+      alternatives: [
+        r(lineTotal) - adjustmentTotal(adjustments, false, r) + adjustmentTotal(adjustments, true, r),
+      ],
+    }),
   );
 }
 
@@ -172,16 +180,14 @@ function checkSubtotal(sub: Record<string, unknown>, subAt: string, audit: Audit
     });
   }
   const taxable = num(sub.taxable_amount);
-  compare(
-    audit,
-    `${subAt}.tax_amount`,
-    "subtotal_tax",
-    `taxable_amount × percent / 100 (${show(taxable ?? 0)} × ${show(percent ?? 0)} / 100)`,
-    taxable !== undefined && percent !== undefined ? (taxable * percent) / 100 : undefined,
-    sub.tax_amount,
-    [`${subAt}.taxable_amount`, `${subAt}.tax_category.percent`],
-    taxable !== undefined && percent !== undefined ? [(round(taxable, audit.places) * percent) / 100] : [],
-  );
+  if (taxable === undefined || percent === undefined) return;
+  compare(audit, (taxable * percent) / 100, sub.tax_amount, () => ({
+    path: `${subAt}.tax_amount`,
+    rule: "subtotal_tax",
+    formula: `taxable_amount × percent / 100 (${show(taxable)} × ${show(percent)} / 100)`,
+    related: [`${subAt}.taxable_amount`, `${subAt}.tax_category.percent`],
+    alternatives: [(round(taxable, audit.places) * percent) / 100],
+  }));
 }
 
 /** A tax total's subtotals, then its amount against their sum when every subtotal could be read. */
@@ -190,16 +196,13 @@ function checkTaxTotal(total: Record<string, unknown>, at: string, audit: Audit)
   for (const [sub, subAt] of subtotals) checkSubtotal(sub, subAt, audit);
   if (!Array.isArray(total.tax_subtotal) || subtotals.length !== total.tax_subtotal.length) return;
   const amounts = subtotals.map(([sub]) => num(sub.tax_amount));
-  compare(
-    audit,
-    `${at}.tax_amount`,
-    "total_tax",
-    `the sum of ${at}.tax_subtotal[].tax_amount`,
-    sum(amounts),
-    total.tax_amount,
-    [`${at}.tax_subtotal`],
-    alternative(amounts, audit.places),
-  );
+  compare(audit, sum(amounts), total.tax_amount, () => ({
+    path: `${at}.tax_amount`,
+    rule: "total_tax",
+    formula: `the sum of ${at}.tax_subtotal[].tax_amount`,
+    related: [`${at}.tax_subtotal`],
+    alternatives: alternative(amounts, audit.places),
+  }));
 }
 
 /** The tax inclusive amount (the tax exclusive one plus the taxes) and the payable amount it makes. */
@@ -216,27 +219,21 @@ function checkMonetaryTotals(
     doc.tax_total === undefined ||
     (Array.isArray(doc.tax_total) && taxTotals.length === doc.tax_total.length);
   if (exclusive !== undefined && tax !== undefined && complete) {
-    compare(
-      audit,
-      `${LMT}.tax_inclusive_amount`,
-      "total_tax_inclusive",
-      "tax_exclusive_amount + the sum of tax_total[].tax_amount",
-      exclusive + tax,
-      totals.tax_inclusive_amount,
-      [`${LMT}.tax_exclusive_amount`, "tax_total"],
-      alternative([exclusive, ...taxes], audit.places),
-    );
+    compare(audit, exclusive + tax, totals.tax_inclusive_amount, () => ({
+      path: `${LMT}.tax_inclusive_amount`,
+      rule: "total_tax_inclusive",
+      formula: "tax_exclusive_amount + the sum of tax_total[].tax_amount",
+      related: [`${LMT}.tax_exclusive_amount`, "tax_total"],
+      alternatives: alternative([exclusive, ...taxes], audit.places),
+    }));
   }
-  compare(
-    audit,
-    `${LMT}.payable_amount`,
-    "total_payable",
-    "tax_inclusive_amount",
-    num(totals.tax_inclusive_amount),
-    totals.payable_amount,
-    [`${LMT}.tax_inclusive_amount`],
-    alternative([num(totals.tax_inclusive_amount)], audit.places),
-  );
+  compare(audit, num(totals.tax_inclusive_amount), totals.payable_amount, () => ({
+    path: `${LMT}.payable_amount`,
+    rule: "total_payable",
+    formula: "tax_inclusive_amount",
+    related: [`${LMT}.tax_inclusive_amount`],
+    alternatives: alternative([num(totals.tax_inclusive_amount)], audit.places),
+  }));
 }
 
 /**
