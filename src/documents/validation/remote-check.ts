@@ -71,10 +71,19 @@ export function answerOf(body: unknown, result: ValidationResult): ValidationAns
   };
 }
 
+function hasKeys(object: Record<string, unknown>): boolean {
+  for (const _ in object) return true;
+  return false;
+}
+
 /** The check's result again, on this side: the checked document rebuilt from the body and the answer. */
 export function resultOf(body: unknown, answer: ValidationAnswer): ValidationResult {
-  const document: Record<string, unknown> = { ...(body as Record<string, unknown>), ...answer.patch };
-  for (const key of answer.removed) delete document[key];
+  // Most documents come back unchanged (the patch empty, nothing removed): the body is the document.
+  let document = body as Record<string, unknown>;
+  if (answer.removed.length > 0 || hasKeys(answer.patch)) {
+    document = { ...document, ...answer.patch };
+    for (const key of answer.removed) delete document[key];
+  }
   return {
     errors: answer.errors,
     errorsBeyond: answer.errorsBeyond,

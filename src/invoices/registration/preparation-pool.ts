@@ -59,8 +59,11 @@ export function preparer(keys: PreparationKeys, options: { thread: boolean }): P
       pool.pump();
       return prepared;
     },
-    check({ knownProducts, ...check }) {
-      const answered = queue.submit({ check, knownProducts }) as Promise<CheckAnswer>;
+    check({ body, text, ctx, sign, knownProducts }) {
+      const answered = queue.submit({
+        check: { body, text, ctx, sign },
+        knownProducts,
+      }) as Promise<CheckAnswer>;
       pool.pump();
       return answered;
     },

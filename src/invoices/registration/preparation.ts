@@ -52,24 +52,34 @@ export type PreparationKeys = { dataKeys: DataKey[]; qrPublicKeyPem: string };
 export function preparation(keys: PreparationKeys): (job: PreparationJob) => Preparation | CheckAnswer {
   const sealer: Pick<Sealer, "seal"> = createSealer(keys.dataKeys);
   const qrKey = createPublicKey(keys.qrPublicKeyPem);
-  const prepare = ({ document, irn, certificate, signedAt }: PreparationInput): Preparation => ({
-    canonical: canonicalDocument(document),
-    ...storeDocument(document, irn, sealer),
-    qrCode: encryptQr(qrKey, {
-      irn: `${irn}.${Math.floor(Date.parse(signedAt) / 1000)}`,
-      certificate,
-    }),
-  });
+  const prepare = ({ document, irn, certificate, signedAt }: PreparationInput): Preparation => {
+    const stored = storeDocument(document, irn, sealer);
+    return {
+      canonical: canonicalDocument(document),
+      document: stored.document,
+      sealed: stored.sealed,
+      qrCode: encryptQr(qrKey, {
+        irn: `${irn}.${Math.floor(Date.parse(signedAt) / 1000)}`,
+        certificate,
+      }),
+    };
+  };
   const catalog = catalogKept();
   return (job) => {
     if (!("check" in job)) return prepare(job);
     const { ctx, sign, text } = job.check;
     const body: unknown = text === undefined ? job.check.body : JSON.parse(text);
-    const result = validateInvoice(body, { ...ctx, knownProducts: catalog(job.check.products) });
+    const knownProducts = catalog(job.check.products);
+    const result = validateInvoice(body, {
+      business: ctx.business,
+      strictSupplier: ctx.strictSupplier,
+      knownProducts,
+    });
     const answer: CheckAnswer = answerOf(body, result);
     if (sign && result.errors.length === 0) {
       const document = result.document as Record<string, unknown>;
-      answer.prepared = prepare({ document, irn: String(document.irn), ...sign });
+      const { certificate, signedAt } = sign;
+      answer.prepared = prepare({ document, irn: String(document.irn), certificate, signedAt });
     }
     return answer;
   };

@@ -112,73 +112,86 @@ export function invoiceRegistration(deps: {
   ) {
     const { claimed, business, ctx } = await contextOf(principal, body);
     if (!how.single || isLargeDocument(body)) {
-      return { ...accepted(claimed, business, await validate(body, ctx)), ready: undefined };
+      const checked = accepted(claimed, business, await validate(body, ctx));
+      const { document, business: owner, warnings, warningsBeyond } = checked;
+      return { document, business: owner, warnings, warningsBeyond, ready: undefined };
     }
     const signedAt = how.signing ? new Date().toISOString() : "";
-    const { knownProducts, ...rules } = ctx;
     const text = jsonTextOf(body);
+    // Objects spelled out, not spread or rested: on the event loop an object rest is a runtime call
+    // that builds its copy key by key, and these run once or more for every sign.
     const answer = await preparer.check({
-      ...(text === undefined ? { body } : { body: undefined, text }),
-      ctx: rules,
-      knownProducts,
-      ...(how.signing && business ? { sign: { certificate: business.certificate, signedAt } } : {}),
+      body: text === undefined ? body : undefined,
+      text,
+      ctx: { business: ctx.business, strictSupplier: ctx.strictSupplier },
+      knownProducts: ctx.knownProducts,
+      sign: how.signing && business ? { certificate: business.certificate, signedAt } : undefined,
     });
     // Only a sign stores the checked document: a validate answers with its findings alone.
-    const checked = accepted(
-      claimed,
-      business,
-      how.signing ? resultOf(body, answer) : { ...answer, document: body },
-    );
-    return { ...checked, ready: answer.prepared && { prepared: answer.prepared, signedAt } };
+    const {
+      document,
+      business: owner,
+      warnings,
+      warningsBeyond,
+    } = accepted(claimed, business, how.signing ? resultOf(body, answer) : { ...answer, document: body });
+    return {
+      document,
+      business: owner,
+      warnings,
+      warningsBeyond,
+      ready: answer.prepared && { prepared: answer.prepared, signedAt },
+    };
   }
   type Checked = Awaited<ReturnType<typeof check>>;
 
   /**
-   * A sign as submitted: everything about it that does not depend on the hash chain. Its
-   * cryptography (canonical form, sealing, QR code) is worked out on the preparation thread before
-   * the chains are locked; under the lock remain only the chain link, the signature and the writes.
+   * A sign as it goes to the group commit: its row complete but for the chain link, which is made
+   * under the chains' lock (group-commit.ts). Its cryptography (canonical form, sealing, QR code)
+   * was worked out on the preparation thread, with its check or now.
    */
   function submission(
     principal: Principal,
     document: InvoiceDocument,
     business: BusinessProfile,
     transmitting: boolean,
-    signedAt = new Date().toISOString(),
-  ) {
+    signedAt: string,
+    prepared: Preparation,
+  ): Submission {
+    const { status, payment_status } = initialState(transmitting, document.payment_status);
+    const { payable_minor, paid_minor, currency_digits } = openingBalance(document);
+    // One literal in the table's column order: every sign's row has the same shape from the start.
     return {
       principal,
       businessId: business.id,
       signedAt,
-      input: {
-        document: document as Record<string, unknown>,
-        irn: document.irn,
-        certificate: business.certificate,
-        signedAt,
-      },
+      canonical: prepared.canonical,
       row: {
         irn: document.irn,
         business_id: business.id,
-        ...initialState(transmitting, document.payment_status),
+        status,
+        payment_status,
         payment_reference: null,
         invoice_type_code: document.invoice_type_code,
         issue_date: document.issue_date,
         supplier_tin: document.accounting_supplier_party.tin,
         customer_tin: document.accounting_customer_party.tin ?? null,
+        document: prepared.document,
+        sealed: prepared.sealed,
         signed_at: signedAt,
         transmitted_at: null,
         authority_reference: null,
+        qr_code: prepared.qrCode,
         updated_at: signedAt,
-        ...openingBalance(document),
+        chain_seq: null,
+        previous_hash: null,
+        hash: null,
+        signature: null,
+        kid: null,
+        payable_minor,
+        paid_minor,
+        currency_digits,
       },
     };
-  }
-  type Submitted = ReturnType<typeof submission>;
-
-  /** The submission with its cryptography, worked out already (`ready`) or on the preparation thread now. */
-  async function prepared(submitted: Submitted, ready?: Preparation): Promise<Submission> {
-    const { input, ...rest } = submitted;
-    const { canonical, document, sealed, qrCode } = ready ?? (await preparer.prepare(input));
-    return { ...rest, canonical, row: { ...rest.row, document, sealed, qr_code: qrCode } };
   }
 
   /**
@@ -208,13 +221,19 @@ export function invoiceRegistration(deps: {
   async function commit(principal: Principal, checked: Checked, transmitting: boolean) {
     const { document, business, warnings, warningsBeyond, ready } = checked;
     try {
-      const registered = await signing.submit(
-        await prepared(
-          submission(principal, document, business, transmitting, ready?.signedAt),
-          ready?.prepared,
-        ),
+      const signedAt = ready?.signedAt ?? new Date().toISOString();
+      const prepared =
+        ready?.prepared ??
+        (await preparer.prepare({
+          document,
+          irn: document.irn,
+          certificate: business.certificate,
+          signedAt,
+        }));
+      const { irn, jobId } = await signing.submit(
+        submission(principal, document, business, transmitting, signedAt, prepared),
       );
-      return { ...registered, document, warnings, warningsBeyond };
+      return { irn, jobId, document, warnings, warningsBeyond };
     } catch (err) {
       // Registered before, or by a concurrent batch of another process (the constraint had the
       // last word).
