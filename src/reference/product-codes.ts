@@ -12,7 +12,12 @@ export function productCodes(catalog: Pick<CatalogRepository, "productCodes">, m
 
   async function load(): Promise<Set<string> | undefined> {
     const codes = await catalog.productCodes();
-    kept = { codes: codes.length > 0 ? new Set(codes) : undefined, at: Date.now() };
+    const previous = kept?.codes;
+    // The same codes keep the same set: a thread that checks against it was sent it once, and is
+    // sent it again only when it changes (catalogSync), not after every reload.
+    const unchanged =
+      previous !== undefined && codes.length === previous.size && codes.every((code) => previous.has(code));
+    kept = { codes: unchanged ? previous : codes.length > 0 ? new Set(codes) : undefined, at: Date.now() };
     return kept.codes;
   }
 

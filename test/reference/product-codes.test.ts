@@ -30,6 +30,17 @@ test(`product codes on ${ENGINE}: kept for a while, refreshed after it, at once 
   now += 2_000;
   assert.deepEqual([...((await codes.current()) ?? [])], ["2523.29"]);
 
+  // Reloaded unchanged, the set is the same object (a thread that has it is not sent it again);
+  // changed, it is a new one.
+  const first = await codes.current();
+  now += 6_000;
+  assert.equal(await codes.current(), first, "the same codes: the same set");
+  await ctx.db.updateTable("products").set({ hscode: "2523.21" }).execute();
+  now += 6_000;
+  const changed = await codes.current();
+  assert.notEqual(changed, first, "another code: a new set");
+  assert.deepEqual([...(changed ?? [])], ["2523.21"]);
+
   // An import in this process is seen at once.
   const reference = referenceService({
     db: ctx.db,
