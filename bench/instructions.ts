@@ -8,12 +8,16 @@
  *
  * Each server gets `--warm` signs with counting off (callgrind's instrumentation off: JIT compiled,
  * caches full), then `--signs` counted, from `--connections` connections; the count is dumped per
- * thread. The event loop is thread 1; each line names a thread's heaviest kinds of work.
+ * thread. Then the same time again with no request is counted: the server's timers run by the clock,
+ * and under valgrind's slowness the signs' window holds about fifty times their share of a sign at
+ * full speed; the figure less that idle window's ("net") is the sign's own work. The event loop is
+ * thread 1; each line names a thread's heaviest kinds of work.
  *   npm run bench:instructions -- [--signs 1000] [--warm 5000] [--connections 16] [--only sign,bare]
  *                                 [--keep DIR]
- * `--keep DIR` keeps the counted dumps there (DIR/<server>.<thread>), for callgrind_annotate to name
+ * `--keep DIR` keeps the counted dumps there (DIR/<server>.<thread>, the idle window's
+ * DIR/<server>-idle.<thread>), for callgrind_annotate to name
  * the C++ functions that took them (JIT-compiled JavaScript has no names there: a CPU profile has).
- * Needs valgrind (Debian's package `valgrind`); about 2 minutes for both servers on a 2-core VM.
+ * Needs valgrind (Debian's package `valgrind`); about 3 minutes for both servers on a 2-core VM.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
@@ -119,7 +123,7 @@ async function serving(url: string, server: ChildProcess): Promise<void> {
   throw new Error(`${url} did not come up under valgrind`);
 }
 
-async function count(target: Target): Promise<number> {
+async function count(target: Target): Promise<{ gross: number; net: number }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "einvoice-callgrind-"));
   const port = await freePort();
   const server = spawn(
@@ -169,7 +173,14 @@ async function count(target: Target): Promise<number> {
     await serving(`${url}/`, server);
     const warmed = await load(warm);
     control("--instr=on");
+    const started = Date.now();
     const counted = await load(signs);
+    const took = Date.now() - started;
+    control("--dump");
+    // The same time again with no request: what the server's timers do meanwhile (the product
+    // codes' reload every 5 s, the outbox's polls) is counted in the signs' window too, where
+    // valgrind's slowness gives it about fifty times its share of a sign at full speed.
+    await new Promise((resolve) => setTimeout(resolve, took));
     control("--dump");
     control("--instr=off");
     const failed = warmed.non2xx + warmed.errors + counted.non2xx + counted.errors;
@@ -178,47 +189,63 @@ async function count(target: Target): Promise<number> {
     server.kill("SIGTERM");
     await new Promise((resolve) => server.once("exit", resolve));
   }
-  // The dump made while counting: callgrind.<pid>.1-<thread>; the files written at exit hold nothing counted.
-  const dumps = fs
-    .readdirSync(dir)
-    .filter((f) => /\.1-\d+$/.test(f))
-    .sort();
+  // The dumps made while counting: callgrind.<pid>.1-<thread> with the signs, .2-<thread> the idle
+  // window after them; the files written at exit hold nothing counted.
+  const dumps = (window: number) =>
+    fs
+      .readdirSync(dir)
+      .filter((f) => f.includes(`.${window}-`))
+      .sort();
+  const idle = new Map(
+    dumps(2).map((file) => [Number(file.split("-").at(-1)), countsOf(path.join(dir, file)).total]),
+  );
   let all = 0;
   let compiling = 0;
+  let timers = 0;
   const k = (n: number) => `${Math.round(n / signs / 1000).toLocaleString("en-US")}k`;
   const lines: string[] = [];
-  for (const file of dumps) {
+  for (const file of dumps(1)) {
     const { total, kinds } = countsOf(path.join(dir, file));
     if (total === 0) continue;
     all += total;
+    const thread = Number(file.split("-").at(-1));
+    const idleTotal = idle.get(thread) ?? 0;
     const sorted = [...kinds].sort((a, b) => b[1] - a[1]);
     if (sorted[0]?.[0] === "V8's compiler") compiling += total;
-    const thread = Number(file.split("-").at(-1));
+    else timers += idleTotal;
     const heaviest = sorted
       .slice(0, 4)
       .map(([kind, n]) => `${kind} ${k(n)}`)
       .join(", ");
     const name = `thread ${String(thread).padStart(2)}${thread === 1 ? " (event loop)" : ""}`;
-    lines.push(`  ${name.padEnd(24)} ${k(total).padStart(7)}   ${heaviest}`);
+    lines.push(`  ${name.padEnd(24)} ${k(total).padStart(7)} (idle ${k(idleTotal)})   ${heaviest}`);
   }
   if (args.keep) {
     fs.mkdirSync(args.keep, { recursive: true });
-    for (const file of dumps)
+    for (const file of dumps(1))
       fs.copyFileSync(path.join(dir, file), path.join(args.keep, `${target.key}.${file.split("-").at(-1)}`));
+    for (const file of dumps(2))
+      fs.copyFileSync(
+        path.join(dir, file),
+        path.join(args.keep, `${target.key}-idle.${file.split("-").at(-1)}`),
+      );
   }
   fs.rmSync(dir, { recursive: true, force: true });
   // V8's optimizing compiler runs on threads of its own, more under valgrind's slowness than without
-  // it and by an amount that moves from run to run: the figure without those threads is the steadier.
+  // it and by an amount that moves from run to run: the figure without those threads is the steadier,
+  // and without the idle window's count too (`net`), the sign's own.
+  const net = all - compiling - timers;
   console.log(
-    `${target.name}: ${k(all)} instructions a sign; ${k(all - compiling)} without V8's compiler threads`,
+    `${target.name}: ${k(all)} instructions a sign; ${k(all - compiling)} without V8's compiler threads, ` +
+      `of which ${k(timers)} the same time idle: ${k(net)} net`,
   );
   for (const line of lines) console.log(line);
-  return all - compiling;
+  return { gross: all - compiling, net };
 }
 
 console.log(`${machine()}; ${warm} signs uncounted, then ${signs} counted, ${connections} connections`);
 const only = args.only.split(",").map((word) => word.trim());
-const totals = new Map<string, number>();
+const totals = new Map<string, { gross: number; net: number }>();
 try {
   for (const target of targets.filter((t) => only.includes(t.key)))
     totals.set(target.key, await count(target));
@@ -227,5 +254,8 @@ try {
 }
 const [service, bare] = [totals.get("sign"), totals.get("bare")];
 if (service !== undefined && bare !== undefined) {
-  console.log(`bare / sign in instructions, without V8's compiler threads: ${(bare / service).toFixed(2)}`);
+  console.log(
+    `bare / sign in instructions, without V8's compiler threads: ${(bare.gross / service.gross).toFixed(2)}; ` +
+      `net of the idle windows: ${(bare.net / service.net).toFixed(2)}`,
+  );
 }
