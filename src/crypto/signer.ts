@@ -44,10 +44,46 @@ function sortedCopy(value: unknown): unknown {
  * stringify of a key-sorted copy takes half the time of the reference library's string building
  * (15 µs against 33 µs for the full sample invoice). Objects enumerate index-like keys ("7", "10")
  * first whatever their order, so an object holding one goes to the library (and one holding
- * `__proto__`, see `sortedCopy`).
+ * `__proto__`, see `sortedCopy`). Built from its members (`canonicalMembers`), as a sign builds it.
  */
 export function canonicalDocument(document: Record<string, unknown>): string {
-  return canonicalJson(document);
+  const members = canonicalMembers(document);
+  return members ? joinMembers(members) : (canonicalize(document) as string);
+}
+
+/** A member of a document in RFC 8785 form: its key, and `"key":value`. */
+export type CanonicalMember = readonly [key: string, text: string];
+
+/**
+ * A document's members in RFC 8785 form, in code-unit order of their keys: joined in braces
+ * (`joinMembers`) they are the document's canonical form, and any of them in the same order are
+ * the canonical form of that part of it, so the signed form and the stored parts (stored.ts) come
+ * from one serialization. Each member's value is stringified apart: for the full sample invoice
+ * the three texts took 23 µs this way against 35 µs as the canonical form and two more
+ * serializations. Undefined for a document the library must canonicalize (see `sortedCopy`).
+ */
+export function canonicalMembers(document: Record<string, unknown>): CanonicalMember[] | undefined {
+  const members: CanonicalMember[] = [];
+  try {
+    for (const key of Object.keys(document).sort()) {
+      if (key === "__proto__" || INDEX_LIKE.test(key)) return undefined;
+      const value = document[key];
+      // As JSON.stringify leaves such a member out (parsed JSON holds none).
+      if (value === undefined || typeof value === "function" || typeof value === "symbol") continue;
+      members.push([key, `${JSON.stringify(key)}:${JSON.stringify(sortedCopy(value))}`]);
+    }
+  } catch (err) {
+    if (err === UNSORTABLE) return undefined;
+    throw err;
+  }
+  return members;
+}
+
+/** The canonical form of the object of these members (see `canonicalMembers`). */
+export function joinMembers(members: readonly CanonicalMember[]): string {
+  let text = "";
+  for (const [, member] of members) text = text === "" ? member : `${text},${member}`;
+  return `{${text}}`;
 }
 
 /** RFC 8785 canonical JSON of any parsed JSON value (see `canonicalDocument`). */

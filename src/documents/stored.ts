@@ -1,6 +1,9 @@
 import type { Sealer } from "../crypto/sealer.ts";
+import { type CanonicalMember, joinMembers } from "../crypto/signer.ts";
 import type { InvoiceTable } from "../db/schema.ts";
 import { SEALED_FIELDS } from "./schema.ts";
+
+const SEALED: ReadonlySet<string> = new Set(SEALED_FIELDS);
 
 /** Splits a submitted document into what is stored in the open and the sealed confidential fields. */
 export function storeDocument(document: Record<string, unknown>, irn: string, sealer: Pick<Sealer, "seal">) {
@@ -15,6 +18,26 @@ export function storeDocument(document: Record<string, unknown>, irn: string, se
   return {
     document: JSON.stringify(open),
     sealed: Object.keys(secret).length > 0 ? sealer.seal(JSON.stringify(secret), irn) : null,
+  };
+}
+
+/**
+ * storeDocument from the document's canonical members (canonicalMembers, for its signed form): the
+ * open part stored as its own canonical form and the confidential fields sealed as theirs, without
+ * serializing the document again. The stored text's keys are in code-unit order; the document it
+ * opens to is the same (JSON objects are unordered).
+ */
+export function storeMembers(
+  members: readonly CanonicalMember[],
+  irn: string,
+  sealer: Pick<Sealer, "seal">,
+): { document: string; sealed: string | null } {
+  const open: CanonicalMember[] = [];
+  const secret: CanonicalMember[] = [];
+  for (const member of members) (SEALED.has(member[0]) ? secret : open).push(member);
+  return {
+    document: joinMembers(open),
+    sealed: secret.length > 0 ? sealer.seal(joinMembers(secret), irn) : null,
   };
 }
 

@@ -151,13 +151,36 @@ function parseLarge(parse: Parse, text: string, done: Done): void {
   );
 }
 
+/**
+ * The value of text that cannot name `__proto__` or `constructor` (neither word, and no `\u`
+ * escape to spell one with), parsed as Fastify's parser would: after JSON.parse, that parser
+ * (secure-json-parse) tests two patterns over the whole text for those keys, which cost more than
+ * a fifth of the parse for an invoice. Undefined for other text, and for text that does not parse,
+ * which Fastify's parser then reads and refuses with its own error.
+ */
+function plainParse(text: string): unknown {
+  if (text.includes("\\u") || text.includes("__proto__") || text.includes("constructor")) return undefined;
+  try {
+    // A leading byte order mark is skipped, as that parser skips it (RFC 8259 §8.1).
+    const value: unknown = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+    // null (the text `null`) is told apart from "not parsed here": the other parser answers it.
+    return value === null ? undefined : value;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Replaces Fastify's JSON parser with the bounded one. */
 export function useBoundedJsonParser(app: FastifyInstance): void {
   const parseJson = app.getDefaultJsonParser("error", "error");
   app.removeContentTypeParser("application/json");
   app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
     const text = body as string;
-    const parse: Parse = (piece, next) => parseJson(request, piece, next);
+    const parse: Parse = (piece, next) => {
+      const value = plainParse(piece);
+      if (value === undefined) parseJson(request, piece, next);
+      else next(null, value);
+    };
     if (text.length > PARSE_IN_PIECES) {
       parseLarge(parse, text, done);
       return;

@@ -3,7 +3,9 @@ import { createHash } from "node:crypto";
 import { test } from "node:test";
 import canonicalize from "canonicalize";
 import fc from "fast-check";
-import { canonicalDocument, signedPayload } from "../../src/crypto/signer.ts";
+import { createSealer } from "../../src/crypto/sealer.ts";
+import { canonicalDocument, canonicalMembers, signedPayload } from "../../src/crypto/signer.ts";
+import { openDocument, storeDocument, storeMembers } from "../../src/documents/stored.ts";
 import { fingerprint } from "../../src/idempotency/fingerprint.ts";
 import { fixture } from "../helpers.ts";
 
@@ -45,6 +47,38 @@ test("the canonical form is the reference RFC 8785 library's, byte for byte, for
     }),
     { numRuns: 2000 },
   );
+});
+
+test("a document stored from its canonical members opens to what storing it whole opens to", () => {
+  const sealer = createSealer([{ kid: "k1", key: Buffer.alloc(32, 7) }]);
+  const sealedAt = (document: Record<string, unknown>) => ({
+    ...document,
+    ...(document.note === undefined ? { note: "a confidential note" } : {}),
+  });
+  const agrees = (document: Record<string, unknown>) => {
+    const members = canonicalMembers(document);
+    // Index-like keys and `__proto__` go to the library; the sign then stores the document whole.
+    if (!members) return false;
+    const irn = "INV1-ABCD1234-20261122";
+    const stored = storeMembers(members, irn, sealer);
+    const whole = storeDocument(document, irn, sealer);
+    assert.deepEqual(openDocument({ irn, ...stored }, sealer), openDocument({ irn, ...whole }, sealer));
+    // The open part is stored as its own canonical form; the sealed part holds the sealed fields.
+    const open = JSON.parse(whole.document) as Record<string, unknown>;
+    assert.equal(stored.document, canonicalize(open));
+    assert.equal(stored.sealed === null, whole.sealed === null);
+    return true;
+  };
+  for (const name of ["invoice-full", "invoice-minimal"] as const)
+    assert.ok(agrees(sealedAt(fixture(name, who))));
+  let stored = 0;
+  fc.assert(
+    fc.property(json.object, fc.boolean(), (document: Record<string, unknown>, withNote: boolean) => {
+      if (agrees(withNote ? sealedAt(document) : document)) stored++;
+    }),
+    { numRuns: 2000 },
+  );
+  assert.ok(stored > 500, `${stored} of 2,000 documents stored from their members`);
 });
 
 test("the signed payload is RFC 8785 of exactly the signed fields", () => {

@@ -226,6 +226,34 @@ test("a batch body parsed in pieces is the batch parsed whole; refusals name the
   assert.match(objects.json().error.details, /objects and arrays; at most 200,000/);
 });
 
+test("prototype keys are refused however they are spelled, and the words elsewhere are text", async (t) => {
+  const { app, ctx } = await build(t);
+  const a = await tenant(ctx);
+  const validate = (payload: string) =>
+    app.inject({
+      method: "POST",
+      url: "/api/v1/einvoice/validate",
+      headers: { ...a.headers, "content-type": "application/json" },
+      payload,
+    });
+  const text = JSON.stringify(fixture("invoice-full", a));
+  const refused = await validate(text.replace('"irn":', '"__proto__":{"x":1},"irn":'));
+  assert.equal(refused.statusCode, 400, refused.body);
+  for (const key of ["\\u005f_proto__", "_\\u005Fproto__", "constructor", "\\u0063onstructor"]) {
+    const res = await validate(text.replace('"irn":', `"${key}":{"prototype":{}},"irn":`));
+    assert.equal(res.statusCode, 400, key);
+    assert.equal(res.json().error.details, refused.json().error.details, key);
+  }
+  // The words as values, and an escape elsewhere: read as any other text.
+  const note = JSON.stringify({
+    ...fixture("invoice-full", a),
+    note: "__proto__ constructor é",
+  }).replace("é", "\\u00e9");
+  const accepted = await validate(note);
+  assert.equal(accepted.statusCode, 200, accepted.body);
+  assert.equal((await validate(text)).statusCode, 200);
+});
+
 test("a body that starts with a byte order mark is read as without it, by validate and sign alike", async (t) => {
   const { app, ctx } = await build(t);
   const a = await tenant(ctx);

@@ -2,8 +2,8 @@ import { createPublicKey } from "node:crypto";
 import type { DataKey } from "../../crypto/keyring.ts";
 import { encryptQr } from "../../crypto/qr.ts";
 import { createSealer, type Sealer } from "../../crypto/sealer.ts";
-import { canonicalDocument } from "../../crypto/signer.ts";
-import { storeDocument } from "../../documents/stored.ts";
+import { canonicalDocument, canonicalMembers, joinMembers } from "../../crypto/signer.ts";
+import { storeDocument, storeMembers } from "../../documents/stored.ts";
 import { answerOf, catalogKept, type ValidationAnswer } from "../../documents/validation/remote-check.ts";
 import type { RuleContext } from "../../documents/validation/rules/types.ts";
 import { validateInvoice } from "../../documents/validation/validation.ts";
@@ -53,9 +53,11 @@ export function preparation(keys: PreparationKeys): (job: PreparationJob) => Pre
   const sealer: Pick<Sealer, "seal"> = createSealer(keys.dataKeys);
   const qrKey = createPublicKey(keys.qrPublicKeyPem);
   const prepare = ({ document, irn, certificate, signedAt }: PreparationInput): Preparation => {
-    const stored = storeDocument(document, irn, sealer);
+    // The signed form and the stored parts from one serialization, where the document allows it.
+    const members = canonicalMembers(document);
+    const stored = members ? storeMembers(members, irn, sealer) : storeDocument(document, irn, sealer);
     return {
-      canonical: canonicalDocument(document),
+      canonical: members ? joinMembers(members) : canonicalDocument(document),
       document: stored.document,
       sealed: stored.sealed,
       qrCode: encryptQr(qrKey, {
