@@ -17,3 +17,24 @@ export function keepJsonText(value: unknown, text: string): void {
 export function jsonTextOf(value: unknown): string | undefined {
   return typeof value === "object" && value !== null ? texts.get(value) : undefined;
 }
+
+/**
+ * A JSON object body left unparsed on the event loop, for a route that hands it to a thread whole
+ * (a single validate or sign, `deferredJson` in the route's config): the thread parses it anyway,
+ * and parsing it here too cost about a tenth of the event loop's time a sign. It has been measured
+ * and bounded as any body is (json-body.ts), holds no `__proto__` or `constructor` key, and starts
+ * with `{`. `value()` parses it as the body parser would have, with the same refusals, for what
+ * needs the value after all (an Idempotency-Key's fingerprint, a text the thread could not read).
+ */
+export class JsonText {
+  #value: Promise<unknown> | undefined;
+  constructor(
+    readonly text: string,
+    private readonly parse: () => Promise<unknown>,
+  ) {}
+
+  value(): Promise<unknown> {
+    this.#value ??= this.parse();
+    return this.#value;
+  }
+}

@@ -25,6 +25,8 @@ declare module "fastify" {
     handler?: string;
     /** The envelope `message` when the request itself is malformed. */
     failureMessage?: string;
+    /** A JSON object body may reach the handler unparsed, as a JsonText (json-text.ts). */
+    deferredJson?: boolean;
   }
 }
 

@@ -8,7 +8,7 @@ import {
   scanJson,
   scanJsonInTurns,
 } from "../json-scan.ts";
-import { keepJsonText } from "../json-text.ts";
+import { JsonText, keepJsonText } from "../json-text.ts";
 import { pacer } from "../turns.ts";
 
 /*
@@ -151,6 +151,10 @@ function parseLarge(parse: Parse, text: string, done: Done): void {
   );
 }
 
+/** Text that cannot name `__proto__` or `constructor`: neither word, and no `\u` escape to spell one. */
+const plainText = (text: string): boolean =>
+  !text.includes("\\u") && !text.includes("__proto__") && !text.includes("constructor");
+
 /**
  * The value of text that cannot name `__proto__` or `constructor` (neither word, and no `\u`
  * escape to spell one with), parsed as Fastify's parser would: after JSON.parse, that parser
@@ -159,7 +163,7 @@ function parseLarge(parse: Parse, text: string, done: Done): void {
  * which Fastify's parser then reads and refuses with its own error.
  */
 function plainParse(text: string): unknown {
-  if (text.includes("\\u") || text.includes("__proto__") || text.includes("constructor")) return undefined;
+  if (!plainText(text)) return undefined;
   try {
     // A leading byte order mark is skipped, as that parser skips it (RFC 8259 §8.1).
     const value: unknown = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
@@ -188,6 +192,29 @@ export function useBoundedJsonParser(app: FastifyInstance): void {
     const scan = quickScan(text) ?? scanJson(text);
     const refused = refusal(scan);
     if (refused) done(refused, undefined);
-    else parseWhole(parse, text, scan, done);
+    else if (request.routeOptions.config.deferredJson === true && deferrable(text, scan)) {
+      const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+      done(
+        null,
+        new JsonText(
+          body,
+          () =>
+            new Promise((resolve, reject) =>
+              parseWhole(parse, text, scan, (err, value) => (err ? reject(err) : resolve(value))),
+            ),
+        ),
+      );
+    } else parseWhole(parse, text, scan, done);
   });
+}
+
+/**
+ * Whether a measured body may be left unparsed (JsonText): an object (`{` first), with nothing
+ * only the parsed value can refuse (a lone surrogate, a number beyond the double range) and no
+ * `__proto__` or `constructor` key, spelt out or escaped (plainParse's test).
+ */
+function deferrable(text: string, scan: JsonScan): boolean {
+  if (scan.surrogateEscape || scan.hugeNumber || !plainText(text)) return false;
+  const first = /\S/.exec(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+  return first?.[0] === "{";
 }

@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { Type } from "typebox";
 import { type DomainCode, DomainError } from "../errors.ts";
+import { JsonText } from "../json-text.ts";
 import { sha256 } from "./answers.ts";
 import { fingerprint } from "./fingerprint.ts";
 import type { Begun, Claim, IdempotencyService } from "./idempotency-service.ts";
@@ -98,6 +99,9 @@ export function idempotent(idempotency: Pick<IdempotencyService, "begin" | "comp
     async preValidation(request: FastifyRequest, reply: FastifyReply) {
       const raw = request.headers[IDEMPOTENCY_HEADER];
       if (raw === undefined) return;
+      // A body left unparsed (JsonText) is parsed before anything else here, as the body parser
+      // would have parsed it: one that does not parse is refused as such, before the key is read.
+      const parsed = request.body instanceof JsonText ? await request.body.value() : request.body;
       const key = Array.isArray(raw) ? raw.join(", ") : raw;
       const problem = keyProblem(key);
       if (problem) {
@@ -123,7 +127,7 @@ export function idempotent(idempotency: Pick<IdempotencyService, "begin" | "comp
             businessId: request.principal.businessId,
             key,
             route: `${request.method} ${request.routeOptions.url}`,
-            fingerprint: await fingerprint(request.body),
+            fingerprint: await fingerprint(parsed),
           },
           gone.signal,
         )

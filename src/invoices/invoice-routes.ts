@@ -53,7 +53,15 @@ const BY_IRN = [400, 401, 404, 429, 503];
  * schema and rule violations together in one answer and is the only path to storage.
  */
 const checkedByService = { validatorCompiler: () => () => true };
-const invoiceFailure = (handler: string) => ({ handler, failureMessage: "Failed to validate invoice" });
+/**
+ * validate, sign and sign-transmit: a JSON body reaches them unparsed (JsonText), for the
+ * preparation thread to parse it once (register.ts).
+ */
+const invoiceFailure = (handler: string) => ({
+  handler,
+  failureMessage: "Failed to validate invoice",
+  deferredJson: true,
+});
 
 /**
  * The answers of a route that honours Idempotency-Key: any but a refusal before the work may be a

@@ -2,24 +2,10 @@ import { FairQueue, orBusy, QueueFull } from "../../threads/fair-queue.ts";
 import { failedWith, WorkerPool } from "../../threads/worker-pool.ts";
 import { catalogSync, resultOf } from "./remote-check.ts";
 import type { RuleContext } from "./rules/types.ts";
-import { lineCount, type ValidationResult, validateInvoice } from "./validation.ts";
+import { isLargeDocument, type ValidationResult, validateInvoice } from "./validation.ts";
 import type { ValidationAnswer, ValidationRequest } from "./validation-thread.ts";
 
 const THREAD = new URL("./validation-thread.ts", import.meta.url);
-
-/**
- * Documents with more lines than this are checked on the validation thread: checking costs about
- * 10 µs a line, so up to here it holds the event loop for 2 ms at most, less than a copy to the
- * thread and back would.
- */
-export const INLINE_LINES = 200;
-
-/**
- * Whether a document is one for the validation thread, whatever else would check it: the one test
- * of where a document is checked. A smaller one is checked where its caller is, in place or, for a
- * single sign or validate, on the preparation thread with the rest of its work (register.ts).
- */
-export const isLargeDocument = (body: unknown): boolean => lineCount(body) > INLINE_LINES;
 
 export type Validate = (body: unknown, ctx: RuleContext) => Promise<ValidationResult>;
 

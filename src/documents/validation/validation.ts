@@ -82,6 +82,20 @@ export function lineCount(body: unknown): number {
 }
 
 /**
+ * Documents with more lines than this are checked on the validation thread: checking costs about
+ * 10 µs a line, so up to here it holds the event loop for 2 ms at most, less than a copy to the
+ * thread and back would.
+ */
+export const INLINE_LINES = 200;
+
+/**
+ * Whether a document is one for the validation thread, whatever else would check it: the one test
+ * of where a document is checked. A smaller one is checked where its caller is, in place or, for a
+ * single sign or validate, on the preparation thread with the rest of its work (register.ts).
+ */
+export const isLargeDocument = (body: unknown): boolean => lineCount(body) > INLINE_LINES;
+
+/**
  * Reads a submitted document leniently (rules/lenient.ts), runs every rule over it and sorts the
  * findings into errors and warnings. An array longer than the schema allows (330,000 empty lines
  * fit in a MiB) is refused before any rule looks at its items, so the work stays proportional to

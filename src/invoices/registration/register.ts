@@ -8,21 +8,37 @@ import type { InvoiceDocument } from "../../documents/schema.ts";
 import { openDocument } from "../../documents/stored.ts";
 import { resultOf } from "../../documents/validation/remote-check.ts";
 import type { InvoiceValidator, ValidationResult } from "../../documents/validation/validation.ts";
-import { isLargeDocument } from "../../documents/validation/validation-pool.ts";
+import { isLargeDocument } from "../../documents/validation/validation.ts";
 import { capViolations, DomainError, MAX_VIOLATIONS, summarize, type Violation } from "../../errors.ts";
-import { jsonTextOf } from "../../json-text.ts";
+import { JsonText, jsonTextOf } from "../../json-text.ts";
 import type { ProductCodes } from "../../reference/product-codes.ts";
 import { type InvoiceRepository, isUniqueViolation } from "../invoice-repository.ts";
 import { initialState } from "../lifecycle.ts";
-import { openingBalance } from "../payments/payment-decision.ts";
 import type { InvoiceTransmits } from "../transmits.ts";
 import { invoiceBatches } from "./batch.ts";
 import { irnExists, sameDocument } from "./duplicates.ts";
+import { type DocumentFacts, documentFacts } from "./facts.ts";
 import type { GroupCommit, Registered, Submission } from "./group-commit.ts";
 import type { Preparation } from "./preparation.ts";
 import type { Preparer } from "./preparation-pool.ts";
 
 const INVALID_INVOICE = "Failed to validate invoice";
+
+type Checking = { single?: boolean; signing?: boolean };
+
+/**
+ * A document that passed its check: for whom, its warnings, what the sign's row takes from it, and
+ * the document itself, read when asked for (a body the event loop did not parse is parsed then).
+ * `facts` and `ready` are there when it was prepared for a sign on the preparation thread.
+ */
+type Checked = {
+  business: BusinessProfile;
+  warnings: Violation[];
+  warningsBeyond: number;
+  facts: DocumentFacts | undefined;
+  document: () => Promise<InvoiceDocument>;
+  ready: { prepared: Preparation; signedAt: string } | undefined;
+};
 
 function validationFailed(violations: Violation[], beyond = 0): DomainError {
   const { shown, total } = capViolations(violations, MAX_VIOLATIONS, beyond);
@@ -102,47 +118,98 @@ export function invoiceRegistration(deps: {
    * `signing`, prepared for the sign. A single document that is not large (`isLargeDocument`, the
    * validation pool's test) is checked on the preparation thread and, when it passes, prepared
    * there in the same trip: the event loop copies it over once and keeps neither the rules' time
-   * nor the cryptography's. A batch's documents and large ones are checked as `validate` decides
+   * nor the cryptography's. A body the event loop left unparsed (JsonText) goes over as its text
+   * (`checkText`). A batch's documents and large ones are checked as `validate` decides
    * (validation-pool.ts).
    */
-  async function check(
-    principal: Principal,
-    body: unknown,
-    how: { single?: boolean; signing?: boolean } = {},
-  ) {
-    const { claimed, business, ctx } = await contextOf(principal, body);
-    if (!how.single || isLargeDocument(body)) {
-      const checked = accepted(claimed, business, await validate(body, ctx));
-      const { document, business: owner, warnings, warningsBeyond } = checked;
-      return { document, business: owner, warnings, warningsBeyond, ready: undefined };
+  async function check(principal: Principal, body: unknown, how: Checking = {}): Promise<Checked> {
+    if (body instanceof JsonText && how.single) return checkText(principal, body, how);
+    const parsed = body instanceof JsonText ? await body.value() : body;
+    const { claimed, business, ctx } = await contextOf(principal, parsed);
+    if (!how.single || isLargeDocument(parsed)) {
+      return checkedOf(accepted(claimed, business, await validate(parsed, ctx)), undefined);
     }
     const signedAt = how.signing ? new Date().toISOString() : "";
-    const text = jsonTextOf(body);
+    const text = jsonTextOf(parsed);
     // Objects spelled out, not spread or rested: on the event loop an object rest is a runtime call
     // that builds its copy key by key, and these run once or more for every sign.
     const answer = await preparer.check({
-      body: text === undefined ? body : undefined,
+      body: text === undefined ? parsed : undefined,
       text,
       ctx: { business: ctx.business, strictSupplier: ctx.strictSupplier },
       knownProducts: ctx.knownProducts,
       sign: how.signing && business ? { certificate: business.certificate, signedAt } : undefined,
     });
     // Only a sign stores the checked document: a validate answers with its findings alone.
+    const checked = accepted(
+      claimed,
+      business,
+      how.signing ? resultOf(parsed, answer) : { ...answer, document: parsed },
+    );
+    return checkedOf(checked, answer.prepared && { prepared: answer.prepared, signedAt });
+  }
+
+  /**
+   * A single document whose body the event loop left unparsed: its text goes to the preparation
+   * thread, which parses it once, checks it for the caller's business when it claims it, and, for
+   * a sign that passes, prepares it and sends back what the row takes from it (`facts`). The event
+   * loop parses it only for what cannot do without (a duplicate's comparison, a text the thread
+   * could not read, which is then checked as any body).
+   */
+  async function checkText(principal: Principal, body: JsonText, how: Checking): Promise<Checked> {
+    const business = await profiles.find(principal.businessId);
+    const knownProducts = await products.current();
+    const signedAt = how.signing ? new Date().toISOString() : "";
+    const answer = await preparer.check({
+      body: undefined,
+      text: body.text,
+      ctx: { business, strictSupplier: deps.strictSupplier ?? false },
+      knownProducts,
+      owner: principal.businessId,
+      sign: how.signing && business ? { certificate: business.certificate, signedAt } : undefined,
+    });
+    if (answer.unread) return check(principal, await body.value(), how);
+    const { claimed } = answer;
+    const claims = claimed !== undefined && canonicalBusinessId(claimed) === principal.businessId;
+    const owner = claims ? business : undefined;
+    // The checked document, parsed only when asked for: a sign needs none but for a duplicate.
+    let document: InvoiceDocument | undefined;
+    const read = async () => {
+      document ??= resultOf(await body.value(), answer).document as InvoiceDocument;
+      return document;
+    };
     const {
-      document,
-      business: owner,
+      business: signer,
       warnings,
       warningsBeyond,
-    } = accepted(claimed, business, how.signing ? resultOf(body, answer) : { ...answer, document: body });
+    } = accepted(claimed, owner, {
+      ...answer,
+      document: undefined,
+    });
     return {
-      document,
-      business: owner,
+      business: signer,
       warnings,
       warningsBeyond,
+      facts: answer.facts,
+      document: read,
       ready: answer.prepared && { prepared: answer.prepared, signedAt },
     };
   }
-  type Checked = Awaited<ReturnType<typeof check>>;
+
+  /** A document checked on the event loop, or checked and parsed here: its facts from it. */
+  function checkedOf(
+    { document, business, warnings, warningsBeyond }: ReturnType<typeof accepted>,
+    ready: Checked["ready"],
+  ): Checked {
+    return {
+      business,
+      warnings,
+      warningsBeyond,
+      facts: documentFacts(document),
+      document: async () => document,
+      ready,
+    };
+  }
 
   /**
    * A sign as it goes to the group commit: its row complete but for the chain link, which is made
@@ -151,14 +218,13 @@ export function invoiceRegistration(deps: {
    */
   function submission(
     principal: Principal,
-    document: InvoiceDocument,
+    facts: DocumentFacts,
     business: BusinessProfile,
     transmitting: boolean,
     signedAt: string,
     prepared: Preparation,
   ): Submission {
-    const { status, payment_status } = initialState(transmitting, document.payment_status);
-    const { payable_minor, paid_minor, currency_digits } = openingBalance(document);
+    const { status, payment_status } = initialState(transmitting, facts.payment_status);
     // One literal in the table's column order: every sign's row has the same shape from the start.
     return {
       principal,
@@ -166,15 +232,15 @@ export function invoiceRegistration(deps: {
       signedAt,
       canonical: prepared.canonical,
       row: {
-        irn: document.irn,
+        irn: facts.irn,
         business_id: business.id,
         status,
         payment_status,
         payment_reference: null,
-        invoice_type_code: document.invoice_type_code,
-        issue_date: document.issue_date,
-        supplier_tin: document.accounting_supplier_party.tin,
-        customer_tin: document.accounting_customer_party.tin ?? null,
+        invoice_type_code: facts.invoice_type_code,
+        issue_date: facts.issue_date,
+        supplier_tin: facts.supplier_tin,
+        customer_tin: facts.customer_tin,
         document: prepared.document,
         sealed: prepared.sealed,
         signed_at: signedAt,
@@ -187,9 +253,9 @@ export function invoiceRegistration(deps: {
         hash: null,
         signature: null,
         kid: null,
-        payable_minor,
-        paid_minor,
-        currency_digits,
+        payable_minor: facts.payable_minor,
+        paid_minor: facts.paid_minor,
+        currency_digits: facts.currency_digits,
       },
     };
   }
@@ -219,26 +285,27 @@ export function invoiceRegistration(deps: {
 
   /** Signs and stores a checked document. */
   async function commit(principal: Principal, checked: Checked, transmitting: boolean) {
-    const { document, business, warnings, warningsBeyond, ready } = checked;
+    const { business, warnings, warningsBeyond, ready } = checked;
+    const facts = checked.facts ?? documentFacts(await checked.document());
     try {
       const signedAt = ready?.signedAt ?? new Date().toISOString();
       const prepared =
         ready?.prepared ??
         (await preparer.prepare({
-          document,
-          irn: document.irn,
+          document: await checked.document(),
+          irn: facts.irn,
           certificate: business.certificate,
           signedAt,
         }));
       const { irn, jobId } = await signing.submit(
-        submission(principal, document, business, transmitting, signedAt, prepared),
+        submission(principal, facts, business, transmitting, signedAt, prepared),
       );
-      return { irn, jobId, document, warnings, warningsBeyond };
+      return { irn, jobId, warnings, warningsBeyond };
     } catch (err) {
       // Registered before, or by a concurrent batch of another process (the constraint had the
       // last word).
       if (isUniqueViolation(err) || (err instanceof DomainError && err.code === "irn_exists")) {
-        throw await duplicate(principal, document);
+        throw await duplicate(principal, await checked.document());
       }
       throw err;
     }

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { RuleContext } from "../../../src/documents/validation/rules/types.ts";
-import { validateInvoice } from "../../../src/documents/validation/validation.ts";
-import { INLINE_LINES, validationPool } from "../../../src/documents/validation/validation-pool.ts";
+import { INLINE_LINES, validateInvoice } from "../../../src/documents/validation/validation.ts";
+import { validationPool } from "../../../src/documents/validation/validation-pool.ts";
 import { DomainError } from "../../../src/errors.ts";
 import { fixture, type Json } from "../../helpers.ts";
 import { leastWait } from "../../threads/event-loop-wait.ts";
