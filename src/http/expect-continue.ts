@@ -19,12 +19,19 @@ export function expectContinue(app: FastifyInstance): void {
     app.server.emit("request", req, res);
   });
   // preParsing: after the onRequest hooks, before the body is read.
-  app.addHook("preParsing", async (request, reply, payload) => {
-    if (!waiting.has(request.raw)) return payload;
+  // A callback, not a promise: it runs on every request with a body (see app.ts).
+  app.addHook("preParsing", (request, reply, payload, done) => {
+    if (!waiting.has(request.raw)) {
+      done(null, payload);
+      return;
+    }
     waiting.delete(request.raw);
     const limit = request.routeOptions.bodyLimit ?? BODY_LIMIT;
-    if (Number(request.headers["content-length"]) > limit) throw payloadTooLarge(limit);
+    if (Number(request.headers["content-length"]) > limit) {
+      done(payloadTooLarge(limit));
+      return;
+    }
     reply.raw.writeContinue();
-    return payload;
+    done(null, payload);
   });
 }

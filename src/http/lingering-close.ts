@@ -85,17 +85,22 @@ export function lingeringClose(app: FastifyInstance): void {
     };
   }
 
-  app.addHook("onRequest", async (request, reply) => {
+  // Callbacks, not promises: these run on every request (see app.ts).
+  app.addHook("onRequest", (request, reply, done) => {
     // A request pipelined after a body whose answer is already sent, on a connection being closed:
     // it could not be answered, so it does not run.
     if (answered.has(request.raw.socket)) reply.hijack();
+    done();
   });
 
-  app.addHook("onSend", async (request, reply, payload) => {
+  app.addHook("onSend", (request, reply, payload, done) => {
     const req = request.raw;
     const socket = req.socket;
     // `inject` has no socket; a body read whole leaves nothing behind and keeps its connection.
-    if (req.complete || !(socket instanceof net.Socket)) return payload;
+    if (req.complete || !(socket instanceof net.Socket)) {
+      done(null, payload);
+      return;
+    }
     void reply.header("connection", "close");
     answered.add(socket);
     const linger = lingerAfterAnswer(
@@ -108,7 +113,7 @@ export function lingeringClose(app: FastifyInstance): void {
       if (closing) net.Socket.prototype.destroySoon.call(socket);
       else linger();
     };
-    return payload;
+    done(null, payload);
   });
 
   app.addHook("preClose", async () => {
