@@ -108,6 +108,22 @@ function countsOf(file: string): { total: number; kinds: Map<string, number> } {
   return { total, kinds };
 }
 
+/**
+ * The fsyncs a thread made in one dump: each group commit makes one (WAL, `synchronous = FULL`),
+ * so the signs a commit. Under valgrind a batch holds fewer signs than at full speed, and a
+ * batch's own work (its reads, its statements' building, its commit) is shared by fewer: the count
+ * a sign moves with it from run to run.
+ */
+function fsyncsIn(file: string): number {
+  const text = fs.readFileSync(file, "utf8");
+  const ids = new Set<string>();
+  for (const match of text.matchAll(/^c?fn=\((\d+)\) f(?:data)?sync$/gm)) ids.add(match[1] as string);
+  let calls = 0;
+  for (const match of text.matchAll(/^cfn=\((\d+)\).*\ncalls=(\d+)/gm))
+    if (ids.has(match[1] as string)) calls += Number(match[2]);
+  return calls;
+}
+
 async function serving(url: string, server: ChildProcess): Promise<void> {
   for (let i = 0; i < 2400; i++) {
     if (server.exitCode !== null) throw new Error(`the server stopped (exit code ${server.exitCode})`);
@@ -202,12 +218,14 @@ async function count(target: Target): Promise<{ gross: number; net: number }> {
   let all = 0;
   let compiling = 0;
   let timers = 0;
+  let fsyncs = 0;
   const k = (n: number) => `${Math.round(n / signs / 1000).toLocaleString("en-US")}k`;
   const lines: string[] = [];
   for (const file of dumps(1)) {
     const { total, kinds } = countsOf(path.join(dir, file));
     if (total === 0) continue;
     all += total;
+    fsyncs += fsyncsIn(path.join(dir, file));
     const thread = Number(file.split("-").at(-1));
     const idleTotal = idle.get(thread) ?? 0;
     const sorted = [...kinds].sort((a, b) => b[1] - a[1]);
@@ -240,6 +258,8 @@ async function count(target: Target): Promise<{ gross: number; net: number }> {
       `of which ${k(timers)} the same time idle: ${k(net)} net`,
   );
   for (const line of lines) console.log(line);
+  if (fsyncs > 0)
+    console.log(`  ${fsyncs} commits (fsyncs) counted: ${(signs / fsyncs).toFixed(1)} signs a commit`);
   return { gross: all - compiling, net };
 }
 
