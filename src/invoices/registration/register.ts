@@ -29,7 +29,8 @@ type Checking = { single?: boolean; signing?: boolean };
 /**
  * A document that passed its check: for whom, its warnings, what the sign's row takes from it, and
  * the document itself, read when asked for (a body the event loop did not parse is parsed then).
- * `facts` and `ready` are there when it was prepared for a sign on the preparation thread.
+ * `ready` is there when it was prepared for a sign on the preparation thread, and `facts` too when
+ * the event loop never parsed it.
  */
 type Checked = {
   business: BusinessProfile;
@@ -196,19 +197,12 @@ export function invoiceRegistration(deps: {
     };
   }
 
-  /** A document checked on the event loop, or checked and parsed here: its facts from it. */
+  /** A document parsed on the event loop, checked: its facts are worked out from it if it is signed. */
   function checkedOf(
     { document, business, warnings, warningsBeyond }: ReturnType<typeof accepted>,
     ready: Checked["ready"],
   ): Checked {
-    return {
-      business,
-      warnings,
-      warningsBeyond,
-      facts: documentFacts(document),
-      document: async () => document,
-      ready,
-    };
+    return { business, warnings, warningsBeyond, facts: undefined, document: async () => document, ready };
   }
 
   /**
