@@ -192,7 +192,7 @@ export function useBoundedJsonParser(app: FastifyInstance): void {
     const scan = quickScan(text) ?? scanJson(text);
     const refused = refusal(scan);
     if (refused) done(refused, undefined);
-    else if (request.routeOptions.config.deferredJson === true && deferrable(text, scan)) {
+    else if (request.routeOptions.config?.deferredJson === true && deferrable(text, scan)) {
       const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
       done(
         null,
