@@ -6,11 +6,15 @@
  */
 const texts = new WeakMap<object, string>();
 
+/**
+ * JSON text without its leading byte order mark, if it has one: RFC 8259 §8.1 lets a parser ignore
+ * one, the body's parser skips it, and JSON.parse refuses it.
+ */
+export const withoutBom = (text: string): string => (text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+
 export function keepJsonText(value: unknown, text: string): void {
-  // Without a leading byte order mark, which the body's parser skipped (RFC 8259 §8.1 lets a parser
-  // ignore one) and JSON.parse, on the thread, refuses.
-  if (typeof value === "object" && value !== null)
-    texts.set(value, text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+  // Without the mark, for the thread's JSON.parse.
+  if (typeof value === "object" && value !== null) texts.set(value, withoutBom(text));
 }
 
 /** The text `value` was parsed from, when it is a request body parsed whole. */
@@ -23,8 +27,9 @@ export function jsonTextOf(value: unknown): string | undefined {
  * (a single validate or sign, `deferredJson` in the route's config): the thread parses it anyway,
  * and parsing it here too cost about 8% of the event loop's instructions a sign. It has been
  * measured and bounded as any body is (json-body.ts), holds no `__proto__` or `constructor` key,
- * and starts with `{`. `value()` parses it as the body parser would have, with the same refusals, for what
- * needs the value after all (an Idempotency-Key's fingerprint, a text the thread could not read).
+ * starts with `{` and has no byte order mark. `value()` parses it as the body parser would have,
+ * with the same refusals, for what needs the value after all (an Idempotency-Key's fingerprint, a
+ * text the thread could not read).
  */
 export class JsonText {
   #value: Promise<unknown> | undefined;

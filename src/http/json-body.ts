@@ -8,7 +8,7 @@ import {
   scanJson,
   scanJsonInTurns,
 } from "../json-scan.ts";
-import { JsonText, keepJsonText } from "../json-text.ts";
+import { JsonText, keepJsonText, withoutBom } from "../json-text.ts";
 import { pacer } from "../turns.ts";
 
 /*
@@ -165,8 +165,8 @@ const plainText = (text: string): boolean =>
 function plainParse(text: string): unknown {
   if (!plainText(text)) return undefined;
   try {
-    // A leading byte order mark is skipped, as that parser skips it (RFC 8259 §8.1).
-    const value: unknown = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+    // A leading byte order mark is skipped, as that parser skips it.
+    const value: unknown = JSON.parse(withoutBom(text));
     // null (the text `null`) is told apart from "not parsed here": the other parser answers it.
     return value === null ? undefined : value;
   } catch {
@@ -191,13 +191,13 @@ export function useBoundedJsonParser(app: FastifyInstance): void {
     }
     const scan = quickScan(text) ?? scanJson(text);
     const refused = refusal(scan);
+    const unmarked = withoutBom(text);
     if (refused) done(refused, undefined);
-    else if (request.routeOptions.config?.deferredJson === true && deferrable(text, scan)) {
-      const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+    else if (request.routeOptions.config?.deferredJson === true && deferrable(unmarked, scan)) {
       done(
         null,
         new JsonText(
-          body,
+          unmarked,
           () =>
             new Promise((resolve, reject) =>
               parseWhole(parse, text, scan, (err, value) => (err ? reject(err) : resolve(value))),
@@ -209,12 +209,12 @@ export function useBoundedJsonParser(app: FastifyInstance): void {
 }
 
 /**
- * Whether a measured body may be left unparsed (JsonText): an object (`{` first), with nothing
- * only the parsed value can refuse (a lone surrogate, a number beyond the double range) and no
- * `__proto__` or `constructor` key, spelt out or escaped (plainParse's test).
+ * Whether a measured body, without its byte order mark, may be left unparsed (JsonText): an
+ * object (`{` first), with nothing only the parsed value can refuse (a lone surrogate, a number
+ * beyond the double range) and no `__proto__` or `constructor` key, spelt out or escaped
+ * (plainParse's test).
  */
 function deferrable(text: string, scan: JsonScan): boolean {
   if (scan.surrogateEscape || scan.hugeNumber || !plainText(text)) return false;
-  const first = /\S/.exec(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
-  return first?.[0] === "{";
+  return /\S/.exec(text)?.[0] === "{";
 }
