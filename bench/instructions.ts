@@ -212,8 +212,10 @@ async function count(target: Target): Promise<{ gross: number; net: number }> {
       .readdirSync(dir)
       .filter((f) => f.includes(`.${window}-`))
       .sort();
+  // A dump's thread, as callgrind numbers it at the end of the file's name.
+  const threadOf = (file: string) => file.split("-").at(-1) as string;
   const idle = new Map(
-    dumps(2).map((file) => [Number(file.split("-").at(-1)), countsOf(path.join(dir, file)).total]),
+    dumps(2).map((file) => [Number(threadOf(file)), countsOf(path.join(dir, file)).total]),
   );
   let all = 0;
   let compiling = 0;
@@ -225,8 +227,7 @@ async function count(target: Target): Promise<{ gross: number; net: number }> {
     const { total, kinds } = countsOf(path.join(dir, file));
     if (total === 0) continue;
     all += total;
-
-    const thread = Number(file.split("-").at(-1));
+    const thread = Number(threadOf(file));
     // The event loop's: the checkpointer's thread makes fsyncs of its own.
     if (thread === 1) fsyncs += fsyncsIn(path.join(dir, file));
     const idleTotal = idle.get(thread) ?? 0;
@@ -242,13 +243,12 @@ async function count(target: Target): Promise<{ gross: number; net: number }> {
   }
   if (args.keep) {
     fs.mkdirSync(args.keep, { recursive: true });
-    for (const file of dumps(1))
-      fs.copyFileSync(path.join(dir, file), path.join(args.keep, `${target.key}.${file.split("-").at(-1)}`));
-    for (const file of dumps(2))
-      fs.copyFileSync(
-        path.join(dir, file),
-        path.join(args.keep, `${target.key}-idle.${file.split("-").at(-1)}`),
-      );
+    for (const [window, name] of [
+      [1, target.key],
+      [2, `${target.key}-idle`],
+    ] as const)
+      for (const file of dumps(window))
+        fs.copyFileSync(path.join(dir, file), path.join(args.keep, `${name}.${threadOf(file)}`));
   }
   fs.rmSync(dir, { recursive: true, force: true });
   // V8's optimizing compiler runs on threads of its own, more under valgrind's slowness than without

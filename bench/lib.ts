@@ -281,10 +281,6 @@ export async function steadyRate(options: {
 }
 
 /**
- * One business with an API key, and the HS catalog, in the database of `env` before a server
- * starts on it: what a benchmark of one business's requests signs with.
- */
-/**
  * The full sample invoice as `business` signs it: its ids, and its TIN as the supplier's, so its
  * invoices raise no supplier_tin_mismatch warning; and `fresh`, the same body under a new IRN for
  * each sign (`prefix`, the process id and a counter).
@@ -305,6 +301,10 @@ export function signingBody(
   return { body, fresh };
 }
 
+/**
+ * One business with an API key, and the HS catalog, in the database of `env` before a server
+ * starts on it: what a benchmark of one business's requests signs with.
+ */
 export async function benchBusiness(env: Record<string, string>, name: string, tin: string) {
   const setup = await createContext(loadConfig({ ...env, EINVOICE_LOG_LEVEL: "silent" }));
   try {
