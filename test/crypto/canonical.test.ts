@@ -51,7 +51,7 @@ test("the canonical form is the reference RFC 8785 library's, byte for byte, for
 
 test("a document stored from its canonical members opens to what storing it whole opens to", () => {
   const sealer = createSealer([{ kid: "k1", key: Buffer.alloc(32, 7) }]);
-  const sealedAt = (document: Record<string, unknown>) => ({
+  const withSealedNote = (document: Record<string, unknown>) => ({
     ...document,
     ...(document.note === undefined ? { note: "a confidential note" } : {}),
   });
@@ -70,11 +70,11 @@ test("a document stored from its canonical members opens to what storing it whol
     return true;
   };
   for (const name of ["invoice-full", "invoice-minimal"] as const)
-    assert.ok(agrees(sealedAt(fixture(name, who))));
+    assert.ok(agrees(withSealedNote(fixture(name, who))));
   let stored = 0;
   fc.assert(
     fc.property(json.object, fc.boolean(), (document: Record<string, unknown>, withNote: boolean) => {
-      if (agrees(withNote ? sealedAt(document) : document)) stored++;
+      if (agrees(withNote ? withSealedNote(document) : document)) stored++;
     }),
     { numRuns: 2000 },
   );
