@@ -12,14 +12,16 @@
  * and under valgrind's slowness the signs' window holds about fifty times their share of a sign at
  * full speed; the figure less that idle window's ("net") is the sign's own work. The event loop is
  * thread 1; each line names a thread's heaviest kinds of work.
- *   npm run bench:instructions -- [--signs 1000] [--warm 5000] [--connections 16] [--only sign,bare]
+ *   npm run bench:instructions -- [--signs 1000] [--warm 5000] [--connections 16] [--only sign,bare,keyed]
  *                                 [--keep DIR]
+ * `keyed` (only when named) is this service's sign with a new Idempotency-Key on every request.
  * `--keep DIR` keeps the counted dumps there (DIR/<server>.<thread>, the idle window's
  * DIR/<server>-idle.<thread>), for callgrind_annotate to name
  * the C++ functions that took them (JIT-compiled JavaScript has no names there: a CPU profile has).
  * Needs valgrind (Debian's package `valgrind`); about 3 minutes for both servers on a 2-core VM.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -50,7 +52,15 @@ const tin = "12345678-0001";
 const { business, key } = await benchBusiness(database.env, "Bench Instructions Ltd", tin);
 const { fresh } = signingBody(business, tin, "I");
 
-type Target = { key: string; name: string; route: string; argv: string[]; headers: Record<string, string> };
+type Target = {
+  key: string;
+  name: string;
+  route: string;
+  argv: string[];
+  headers: Record<string, string>;
+  /** A new Idempotency-Key on every request. */
+  keyed?: boolean;
+};
 const json = { "content-type": "application/json" };
 const targets: Target[] = [
   {
@@ -59,6 +69,14 @@ const targets: Target[] = [
     route: "/api/v1/einvoice/sign",
     argv: ["bin/einvoice.js", "serve"],
     headers: { ...json, "api-key": key.api_key, "api-secret": key.api_secret },
+  },
+  {
+    key: "keyed",
+    name: "this service's sign with an Idempotency-Key",
+    route: "/api/v1/einvoice/sign",
+    argv: ["bin/einvoice.js", "serve"],
+    headers: { ...json, "api-key": key.api_key, "api-secret": key.api_secret },
+    keyed: true,
   },
   // In this process (tsx's loader), not tsx's CLI, whose script runs in a child valgrind would not follow.
   {
@@ -181,7 +199,11 @@ async function count(target: Target): Promise<{ gross: number; net: number }> {
           method: "POST",
           path: target.route,
           headers: target.headers,
-          setupRequest: (r) => ({ ...r, body: fresh() }),
+          setupRequest: (r) => ({
+            ...r,
+            body: fresh(),
+            ...(target.keyed ? { headers: { ...r.headers, "idempotency-key": randomUUID() } } : {}),
+          }),
         },
       ],
     });
@@ -279,5 +301,12 @@ if (service !== undefined && bare !== undefined) {
   console.log(
     `bare / sign in instructions, without V8's compiler threads: ${(bare.gross / service.gross).toFixed(2)}; ` +
       `net of the idle windows: ${(bare.net / service.net).toFixed(2)}`,
+  );
+}
+const keyed = totals.get("keyed");
+if (service !== undefined && keyed !== undefined) {
+  console.log(
+    `sign / keyed sign in instructions, without V8's compiler threads: ${(service.gross / keyed.gross).toFixed(2)}; ` +
+      `net of the idle windows: ${(service.net / keyed.net).toFixed(2)}`,
   );
 }
