@@ -1,5 +1,5 @@
 import { type CompiledQuery, sql } from "kysely";
-import { chunksFor, type Read } from "../db/batch-statements.ts";
+import { insertRows, type Read } from "../db/batch-statements.ts";
 import { type Db, type Executor, engineOf } from "../db/database.ts";
 import type { InvoicePaymentTable, InvoiceTable } from "../db/schema.ts";
 
@@ -26,6 +26,40 @@ export const STATE_COLUMNS = [
   "paid_minor",
   "currency_digits",
 ] as const;
+
+/**
+ * Every column of an invoice's row, in the table's order, for its inserts (insertRows): the object
+ * has the compiler hold the list complete.
+ */
+const INVOICE_COLUMNS = Object.keys({
+  irn: 1,
+  business_id: 1,
+  status: 1,
+  payment_status: 1,
+  payment_reference: 1,
+  invoice_type_code: 1,
+  issue_date: 1,
+  supplier_tin: 1,
+  customer_tin: 1,
+  document: 1,
+  sealed: 1,
+  signed_at: 1,
+  transmitted_at: 1,
+  authority_reference: 1,
+  qr_code: 1,
+  updated_at: 1,
+  chain_seq: 1,
+  previous_hash: 1,
+  hash: 1,
+  signature: 1,
+  kid: 1,
+  payable_minor: 1,
+  paid_minor: 1,
+  currency_digits: 1,
+} satisfies Record<keyof InvoiceTable, 1>) as (keyof InvoiceTable)[];
+
+/** The columns a history entry is written with (its id is the table's). */
+const EVENT_COLUMNS = ["irn", "at", "type", "actor", "detail"] as const;
 
 /** The columns of an invoice's state: what lookup/{IRN} reads. */
 export type InvoiceState = Pick<InvoiceTable, (typeof STATE_COLUMNS)[number]>;
@@ -69,17 +103,17 @@ export function invoiceRepository(db: Db) {
       actor: event.actor,
       detail: JSON.stringify(event.detail),
     }));
-    return chunksFor(tx, rows).map((chunk) => tx.insertInto("invoice_events").values(chunk));
+    return insertRows(tx, "invoice_events", EVENT_COLUMNS, rows);
   }
 
   /** Appends to several histories at once, in the order given. */
   async function addEvents(entries: ReadonlyArray<{ irn: string; event: InvoiceEvent }>, tx: Executor = db) {
-    for (const statement of eventInserts(entries, tx)) await statement.execute();
+    for (const statement of eventInserts(entries, tx)) await tx.executeQuery(statement);
   }
 
   /** The statements that insert these invoices (one a chunk), to run with others (executeTogether). */
   const inserts = (rows: readonly InvoiceTable[], tx: Executor) =>
-    chunksFor(tx, rows).map((chunk) => tx.insertInto("invoices").values(chunk));
+    insertRows(tx, "invoices", INVOICE_COLUMNS, rows);
 
   const existingRead = (irns: readonly string[], tx: Executor = db): Read<string[]> => ({
     query: tx.selectFrom("invoices").select("irn").where("irn", "in", irns),

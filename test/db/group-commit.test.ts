@@ -7,6 +7,7 @@ import { batcher, type Outcome } from "../../src/batcher.ts";
 import {
   chunksFor,
   executeTogether,
+  insertRows,
   powerOfTwoChunks,
   type Read,
   read,
@@ -162,6 +163,71 @@ test(`writes run together on ${ENGINE}: one statement on PostgreSQL (one snapsho
     ),
   );
   assert.equal((await db.selectFrom("parent").select("id").where("id", "=", 3).execute()).length, 0);
+});
+
+test(`insertRows on ${ENGINE}: the builder's statements, compiled once a shape, values bound in column order, run together with others`, async (t) => {
+  const { ctx } = await build(t);
+  const columns = ["at", "actor", "action", "business_id", "subject", "detail"] as const;
+  type Row = {
+    at: string;
+    actor: string;
+    action: string;
+    business_id: null;
+    subject: string;
+    detail: string;
+  };
+  const rowsOf = (count: number, tag: string): Row[] =>
+    Array.from({ length: count }, (_, i) => ({
+      at: `2026-12-07T00:00:${String(i % 60).padStart(2, "0")}Z`,
+      actor: i % 3 === 0 ? "cli" : `key:${tag}${i}`,
+      action: "probe",
+      business_id: null,
+      // A `$1` in a value is the value's: only the statement's text is numbered again.
+      subject: `${tag}-${i}`,
+      detail: i % 2 === 0 ? "{}" : `{"note":"$1 and $${i}"}`,
+    }));
+  for (const count of [1, 3, 7, 64, 70]) {
+    const rows = rowsOf(count, `c${count}`);
+    // The same text and values as the builder's, chunk by chunk (the builder orders a row's
+    // columns as its first row gives them: the same order here).
+    const built = chunksFor(ctx.db, rows).map((chunk) =>
+      ctx.db.insertInto("audit_log").values(chunk).compile(),
+    );
+    const compiled = insertRows(ctx.db, "audit_log", columns, rows);
+    assert.deepEqual(
+      compiled.map(({ sql: text, parameters }) => ({ text, parameters })),
+      built.map(({ sql: text, parameters }) => ({ text, parameters })),
+    );
+    // Run with a builder's statement on either side: on PostgreSQL one statement, its parameters
+    // numbered on from the clauses before.
+    await writeTransaction(ctx.db, (tx) =>
+      executeTogether(tx, [
+        tx.insertInto("audit_log").values({ ...(rowsOf(1, "b")[0] as Row), subject: `before-${count}` }),
+        ...insertRows(tx, "audit_log", columns, rows),
+        tx.insertInto("audit_log").values({ ...(rowsOf(1, "a")[0] as Row), subject: `after-${count}` }),
+      ]),
+    );
+    const stored = await ctx.db
+      .selectFrom("audit_log")
+      .select(columns)
+      .where("subject", "like", `c${count}-%`)
+      .execute();
+    // The clauses of one statement (PostgreSQL) take their ids in no set order.
+    const bySubject = (a: { subject: string }, b: { subject: string }) => a.subject.localeCompare(b.subject);
+    assert.deepEqual(stored.sort(bySubject), [...rows].sort(bySubject));
+    const around = await ctx.db
+      .selectFrom("audit_log")
+      .select("subject")
+      .where("subject", "in", [`before-${count}`, `after-${count}`])
+      .execute();
+    assert.equal(around.length, 2);
+  }
+  // A row without one of the columns is a mistake, not the column's default.
+  const { detail: _left, ...partial } = rowsOf(1, "partial")[0] as Row;
+  assert.throws(
+    () => insertRows(ctx.db, "audit_log", columns, [partial as Row]),
+    /audit_log\.detail is undefined/,
+  );
 });
 
 test(`reads run together on ${ENGINE}: the answers of one by one, a read left out answering undefined; on PostgreSQL one statement, its row locks held to the end of the transaction`, async (t) => {
