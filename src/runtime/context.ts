@@ -154,7 +154,7 @@ export async function createContext(config: Config) {
       received: receivedResealer({ sealer, inbox: inboxRepository(db) }),
     },
   });
-  const knownProducts = productCodes(catalog);
+  const knownProducts = productCodes(catalog, undefined, changeCounter(db));
   const reference = referenceService({ db, catalog, productCodes: knownProducts });
   const transmits = invoiceTransmits({
     db,
