@@ -11,7 +11,6 @@ import {
   type SqliteDatabase,
   SqliteDialect,
   SqliteDriver,
-  sql,
   type Transaction,
 } from "kysely";
 import pg from "pg";
@@ -178,6 +177,22 @@ export function isTransientDatabaseError(err: unknown): boolean {
 const SQLITE_BUSY_TIMEOUT_MS = 5000;
 
 /**
+ * The fixed statements of a write transaction, compiled once: every batch (of signs, of claims, of
+ * answers) runs four to six of them, and a template compiled again each time cost the query
+ * builder's nodes and a frozen object for each.
+ */
+const STATEMENTS = {
+  unflushed: CompiledQuery.raw("set local synchronous_commit = off"),
+  syncNormal: CompiledQuery.raw("pragma synchronous = NORMAL"),
+  syncFull: CompiledQuery.raw("pragma synchronous = FULL"),
+  noWait: CompiledQuery.raw("pragma busy_timeout = 0"),
+  wait: CompiledQuery.raw(`pragma busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`),
+  beginImmediate: CompiledQuery.raw("begin immediate"),
+  commit: CompiledQuery.raw("commit"),
+  rollback: CompiledQuery.raw("rollback"),
+};
+
+/**
  * A write transaction that waits for SQLite's write lock without blocking the event loop.
  * better-sqlite3 is synchronous: a `begin immediate` that finds another process writing sleeps in
  * SQLite's busy handler, and the whole process (every request it is serving) sleeps with it. Here
@@ -201,7 +216,7 @@ export async function writeTransaction<T>(
   const flush = options.flush ?? true;
   if (engineOf(db) === "postgres") {
     return db.transaction().execute(async (tx) => {
-      if (!flush) await sql`set local synchronous_commit = off`.execute(tx);
+      if (!flush) await tx.executeQuery(STATEMENTS.unflushed);
       return work(tx);
     });
   }
@@ -209,23 +224,23 @@ export async function writeTransaction<T>(
   for (let pause = 1; ; pause = Math.min(pause * 2, 16)) {
     const outcome = await db.connection().execute(async (connection) => {
       // The level can only change between transactions; this connection is ours until we give it back.
-      if (!flush) await sql`pragma synchronous = NORMAL`.execute(connection);
+      if (!flush) await connection.executeQuery(STATEMENTS.syncNormal);
       try {
         if (!(await tryBeginImmediate(connection))) return undefined;
         writing.add(db);
         try {
           const value = await work(connection);
-          await sql`commit`.execute(connection);
+          await connection.executeQuery(STATEMENTS.commit);
           return { value };
         } catch (err) {
           // The work's own error is the one to report, whatever the rollback says.
-          await sql`rollback`.execute(connection).catch(() => {});
+          await connection.executeQuery(STATEMENTS.rollback).catch(() => {});
           throw err;
         } finally {
           writing.delete(db);
         }
       } finally {
-        if (!flush) await sql`pragma synchronous = FULL`.execute(connection);
+        if (!flush) await connection.executeQuery(STATEMENTS.syncFull);
       }
     });
     if (outcome) return outcome.value;
@@ -252,15 +267,15 @@ export function alone<T>(
 }
 
 async function tryBeginImmediate(connection: Executor): Promise<boolean> {
-  await sql`pragma busy_timeout = 0`.execute(connection);
+  await connection.executeQuery(STATEMENTS.noWait);
   try {
-    await sql`begin immediate`.execute(connection);
+    await connection.executeQuery(STATEMENTS.beginImmediate);
     return true;
   } catch (err) {
     if ((err as { code?: unknown }).code === "SQLITE_BUSY") return false;
     throw err;
   } finally {
-    await sql.raw(`pragma busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`).execute(connection);
+    await connection.executeQuery(STATEMENTS.wait);
   }
 }
 
