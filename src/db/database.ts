@@ -292,7 +292,7 @@ const defaultPool = { size: 10, statementTimeoutMs: 30_000, sqliteCacheMb: 256, 
  */
 class ImmediateSqliteDriver extends SqliteDriver {
   override async beginTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw("begin immediate"));
+    await connection.executeQuery(STATEMENTS.beginImmediate);
   }
 }
 
