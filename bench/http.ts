@@ -1,7 +1,7 @@
 /**
  * HTTP benchmark against a real server in a separate process, with the ceiling measured in the same
  * run. Prints requests/s and p50/p99 latency per scenario, and sign/ceiling and validate/ceiling.
- *   npm run bench:http -- [--engine sqlite|postgres] [--processes 1|2] [--duration 10] [--connections 32]
+ *   npm run bench:http -- [--engine sqlite|postgres] [--processes 1|2] [--duration 10] [--warm 5] [--connections 32]
  *                         [--only sign,validate] [--cpu-prof DIR]
  * PostgreSQL uses EINVOICE_BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test) in
  * a schema of its own, dropped afterwards.
@@ -34,6 +34,10 @@ const { values: args } = parseArgs({
     engine: { type: "string", default: "sqlite" },
     processes: { type: "string", default: "1" },
     duration: { type: "string", default: "10" },
+    // Seconds of each scenario's own load, unmeasured, before it is measured: without it the first
+    // scenario of a kind is measured while V8 still compiles its code (on PostgreSQL, 2 processes,
+    // the first sign scenario's API processes spent 0.29 of a core in V8's compiler threads).
+    warm: { type: "string", default: "5" },
     connections: { type: "string", default: "32" },
     // Comma-separated words picking scenarios by name: validate, sign, lookup, get, states, products.
     only: { type: "string" },
@@ -45,6 +49,7 @@ const { values: args } = parseArgs({
   },
 });
 const duration = Number(args.duration);
+const warm = Number(args.warm);
 const connections = Number(args.connections);
 
 const database = await benchDatabase(args.engine);
@@ -219,7 +224,7 @@ try {
 
   console.log(
     `${machine()}, engine ${args.engine}, ` +
-      `${args.processes} API process(es), ${connections} connections, ${duration} s each; load generator on the same machine`,
+      `${args.processes} API process(es), ${connections} connections, ${duration} s each after ${warm} s of the same load unmeasured; load generator on the same machine`,
   );
   const rates = new Map<string, number>();
   const only = args.only?.split(",").map((name) => name.trim().toLowerCase());
@@ -235,6 +240,14 @@ try {
     return `   cpu ${Math.round(((after - before) * 1000) / requests)} µs/req${stolen}`;
   };
   for (const s of scenarios.filter(chosen)) {
+    if (warm > 0 && s.steady) await steadyRate({ url: s.url, durationS: warm, ...s.steady });
+    else if (warm > 0)
+      await autocannon({
+        url: s.url,
+        connections,
+        duration: warm,
+        requests: [s.request as autocannon.Request],
+      });
     const cpuBefore = cpuMs(serverPid(s));
     const ticks = cpuTicks();
     if (s.steady) {

@@ -1,6 +1,7 @@
 import { sql } from "kysely";
 import { chunksFor } from "../db/batch-statements.ts";
 import { type Db, type Executor, engineOf } from "../db/database.ts";
+import { PLANNED_EACH_TIME } from "../db/postgres-statements.ts";
 import type { IdempotencyKeyTable } from "../db/schema.ts";
 import type { KeptAnswer } from "./answers.ts";
 
@@ -137,7 +138,9 @@ function answerStatements(db: Db, usage: ReturnType<typeof usageStatements>) {
       const column = <K extends keyof Answer>(name: K) => items.map(({ answer }) => answer[name] ?? null);
       // The usage rows are inserted in the order of the business ids, so that two processes'
       // statements never wait on each other's rows in opposite orders (a deadlock).
-      const result = await sql<{ claim: string }>`with v as (
+      // Planned afresh each time (PLANNED_EACH_TIME): the update looks its keys up in a table that
+      // grows by a row a keyed request.
+      const result = await sql<{ claim: string }>`${sql.raw(PLANNED_EACH_TIME)}with v as (
           select * from unnest(${items.map(({ id }) => id.business_id)}::text[], ${items.map(({ id }) => id.idempotency_key)}::text[],
             ${items.map(({ id }) => id.claim)}::text[], ${column("status")}::integer[], ${column("retry_after")}::integer[],
             ${column("response")}::text[], ${column("response_gzip")}::bytea[], ${column("response_bytes")}::integer[],

@@ -4,7 +4,7 @@ import { CompiledQuery, Kysely, PostgresDialect, sql } from "kysely";
 import pg from "pg";
 import { executeTogether } from "../../src/db/batch-statements.ts";
 import { type Executor, openDatabase, writeTransaction } from "../../src/db/database.ts";
-import { preparedName, preparingPool } from "../../src/db/postgres-statements.ts";
+import { PLANNED_EACH_TIME, preparedName, preparingPool } from "../../src/db/postgres-statements.ts";
 import type { Database } from "../../src/db/schema.ts";
 import { ENGINE, freshDatabase, tempDir } from "../helpers.ts";
 
@@ -89,6 +89,28 @@ test(
       assert.deepEqual((await none.note(1)).rows, [{ note: "one" }]);
     }
     assert.deepEqual(await none.prepared(), []);
+  },
+);
+
+test(
+  "a statement marked to be planned each time is never prepared, and answers as any other",
+  postgresOnly,
+  async (t) => {
+    const { db, prepared, note } = await oneConnection(t, 256);
+    const text = `${PLANNED_EACH_TIME}select note from notes where id = $1`;
+    for (const [id, expected] of [
+      [1, "one"],
+      [2, "two"],
+      [1, "one"],
+      [2, "two"],
+    ] as const) {
+      const { rows } = await db.executeQuery<{ note: string }>(CompiledQuery.raw(text, [id]));
+      assert.deepEqual(rows, [{ note: expected }]);
+    }
+    assert.deepEqual(await prepared(), [], "run four times, it keeps nothing on the server");
+    await note(1);
+    await note(1);
+    assert.deepEqual(await prepared(), ["select note from notes where id = $1"], "the same text unmarked is");
   },
 );
 

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { test } from "node:test";
+import { sql } from "kysely";
 import { alone, isTransientDatabaseError, writeTransaction } from "../../src/db/database.ts";
 import {
   type Answer,
@@ -277,4 +278,48 @@ test("a deadlock PostgreSQL breaks is a transient failure: the caller is told to
   const reason = (failed[0] as PromiseRejectedResult).reason as { code?: string };
   assert.equal(reason.code, "40P01");
   assert.equal(isTransientDatabaseError(reason), true);
+});
+
+test("answers are stored by their keys' index on postgres, when the keys' table grew after the statement was first planned", {
+  skip: ENGINE !== "postgres" && "a plan kept by a prepared statement is PostgreSQL's",
+}, async (t) => {
+  // One connection: every statement meets the server session that keeps its plans.
+  const { ctx } = await build(t, { EINVOICE_DB_POOL_SIZE: "1" });
+  const a = await tenant(ctx);
+  const keys = idempotencyRepository(ctx.db);
+  const answer: Answer = {
+    status: 200,
+    retry_after: null,
+    response: '{"status":true}',
+    response_gzip: null,
+    response_bytes: null,
+    response_sha256: null,
+    replay: null,
+  };
+  const claimAndAnswer = async (key: string) => {
+    const row = claimOf(a.business_id, key);
+    assert.deepEqual(await alone(ctx.db, (tx) => keys.insertClaims([row], tx)), [true]);
+    return alone(ctx.db, (tx) => keys.storeAnswers([{ id: row, answer, bytes: 15 }], 1, tx));
+  };
+  // A new database, its keys' table empty and never analyzed: the statement runs often enough
+  // for PostgreSQL to keep a generic plan of a statement it was given by name.
+  for (let i = 0; i < 8; i++) assert.deepEqual(await claimAndAnswer(`early-${i}`), [true]);
+  // Then the table grows, faster than autovacuum analyzes it.
+  await sql`insert into idempotency_keys (business_id, idempotency_key, route, fingerprint, claim, created_at)
+      select ${a.business_id}, 'grown-' || n, 'POST /api/v1/einvoice/sign', ${"f".repeat(64)}, 'c-' || n, ${new Date().toISOString()}
+      from generate_series(1, 20000) as n`.execute(ctx.db);
+  const scans = async () => {
+    await sql`select pg_stat_force_next_flush()`.execute(ctx.db);
+    await sql`select pg_stat_clear_snapshot()`.execute(ctx.db);
+    const { rows } = await sql<{ seq: string; idx: string }>`
+        select seq_scan::text as seq, coalesce(idx_scan, 0)::text as idx from pg_stat_user_tables
+        where relname = 'idempotency_keys' and schemaname = current_schema()`.execute(ctx.db);
+    return { seq: Number(rows[0]?.seq), idx: Number(rows[0]?.idx) };
+  };
+  const before = await scans();
+  for (let i = 0; i < 3; i++) assert.deepEqual(await claimAndAnswer(`late-${i}`), [true]);
+  const after = await scans();
+  assert.equal(after.seq - before.seq, 0, "no scan of the whole table for a batch of answers");
+  assert.ok(after.idx > before.idx, "the keys were found by their index");
+  assert.equal((await keys.find(claimOf(a.business_id, "late-2")))?.response, '{"status":true}');
 });
