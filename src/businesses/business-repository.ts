@@ -28,8 +28,13 @@ export function businessRepository(db: Db) {
       .select(["id", "chain_head", "chain_length"])
       .where("id", "in", ids)
       .orderBy("id");
+    // FOR NO KEY UPDATE, the lock the update of the chain's head takes anyway: it keeps other
+    // batches off the chain, but not a row that merely names the business (its foreign key takes
+    // FOR KEY SHARE). FOR UPDATE made every such insert wait for the batch's commit: an
+    // Idempotency-Key's claim and its answer's usage waited 9 and 5 ms of a keyed sign's 30 at the
+    // median (PostgreSQL, 2 processes, one business).
     return {
-      query: engineOf(tx) === "postgres" ? query.forUpdate() : query,
+      query: engineOf(tx) === "postgres" ? query.forNoKeyUpdate() : query,
       answer: (rows) =>
         rows.map((row) => ({
           id: row.id as string,

@@ -167,6 +167,18 @@ function answerStatements(db: Db, usage: ReturnType<typeof usageStatements>) {
   };
 }
 
+/**
+ * With `flush: false`, a condition that sets `synchronous_commit` off for the statement's own
+ * transaction, where there is no transaction around it to `set local` in: PostgreSQL decides
+ * whether a commit waits for its log to reach the disk by the setting in force when it commits, and
+ * `set_config(…, true)` holds until the end of the transaction. The condition is a one-time filter,
+ * evaluated once whatever the rows, and always true.
+ */
+const unflushed = (options: { flush?: boolean }) =>
+  options.flush === false
+    ? sql` where (select set_config('synchronous_commit', 'off', true)) = 'off'`
+    : sql``;
+
 /** Claiming keys nobody holds, alone or with their businesses' quota checked in the same statement. */
 function claimStatements(db: Db, usage: ReturnType<typeof usageStatements>) {
   const insertClaims = async (rows: readonly KeyRow[], tx: Executor = db): Promise<boolean[]> => {
@@ -197,6 +209,7 @@ function claimStatements(db: Db, usage: ReturnType<typeof usageStatements>) {
       rows: readonly KeyRow[],
       quota: { fromSlot: number; quotaBytes: number },
       tx: Executor = db,
+      options: { flush?: boolean } = {},
     ): Promise<Array<{ won: boolean; bytes: number; oldest: number | null }>> {
       if (rows.length === 0) return [];
       const businessIds = rows.map((row) => row.business_id);
@@ -234,7 +247,7 @@ function claimStatements(db: Db, usage: ReturnType<typeof usageStatements>) {
           returning claim
         )
         select claim, null as business_id, null as bytes, null::integer as oldest from claimed
-        union all select null, business_id, bytes::text, oldest from used`.execute(tx);
+        union all select null, business_id, bytes::text, oldest from used${unflushed(options)}`.execute(tx);
       const won = new Set<string>();
       const used = new Map<string, { bytes: number; oldest: number | null }>();
       for (const row of result.rows) {

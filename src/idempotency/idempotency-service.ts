@@ -72,18 +72,23 @@ export function idempotencyService(deps: {
 
   // The claims (and the answers) of one turn of the event loop share one commit, not one apiece,
   // and the claims are made with the quota check of their businesses (claimWithin: one statement on
-  // PostgreSQL, where the check was a round trip of its own before them). On SQLite a claim is not
-  // flushed to disk: the request's own writes (its sign, then its stored answer) are, and flush it
-  // with them; lost in a power cut before them, it only lets the retry run. On PostgreSQL each of
-  // these batches is one statement, run without a transaction around it (`alone`), so flushed: one
-  // round trip where begin, the setting, the statement and commit made four, each of which the
-  // batch's requests waited for.
+  // PostgreSQL, where the check was a round trip of its own before them). A claim is not flushed to
+  // disk: the request's own writes (its sign, then its stored answer) are, and flush it with them,
+  // the log being written and flushed in order; lost in a power cut before them, it only lets the
+  // retry run. On PostgreSQL each of these batches is one statement, run without a transaction
+  // around it (`alone`): one round trip where begin, the setting, the statement and commit made
+  // four, each of which the batch's requests waited for; the statement sets its own commit
+  // unflushed (claimWithin). Flushed, a claim waited for the disk behind the signs' commits: 6.0-6.2
+  // ms a claim against 3.5-4.8 (PostgreSQL, 2 processes, one business, bench:http).
   const claiming = batcher<KeyRow, { won: boolean; bytes: number; oldest: number | null }>(
     async (rows) =>
       (
         await alone(
           db,
-          (tx) => keys.claimWithin(rows, { fromSlot: slotOf(Date.now() - KEY_TTL_MS), quotaBytes }, tx),
+          (tx) =>
+            keys.claimWithin(rows, { fromSlot: slotOf(Date.now() - KEY_TTL_MS), quotaBytes }, tx, {
+              flush: false,
+            }),
           { flush: false },
         )
       ).map((value) => ({ ok: true as const, value })),

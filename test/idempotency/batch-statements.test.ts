@@ -2,7 +2,9 @@ import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { test } from "node:test";
 import { sql } from "kysely";
-import { alone, isTransientDatabaseError, writeTransaction } from "../../src/db/database.ts";
+import { businessRepository } from "../../src/businesses/business-repository.ts";
+import { readTogether } from "../../src/db/batch-statements.ts";
+import { alone, type Executor, isTransientDatabaseError, writeTransaction } from "../../src/db/database.ts";
 import {
   type Answer,
   idempotencyRepository,
@@ -322,4 +324,101 @@ test("answers are stored by their keys' index on postgres, when the keys' table 
   assert.equal(after.seq - before.seq, 0, "no scan of the whole table for a batch of answers");
   assert.ok(after.idx > before.idx, "the keys were found by their index");
   assert.equal((await keys.find(claimOf(a.business_id, "late-2")))?.response, '{"status":true}');
+});
+
+test("a key is claimed, and an answer counted, while a sign batch holds its business's chain on postgres", {
+  skip: ENGINE !== "postgres" && "row locks are PostgreSQL's; SQLite has one writer",
+}, async (t) => {
+  const { ctx } = await build(t);
+  const a = await tenant(ctx);
+  const keys = idempotencyRepository(ctx.db);
+  const businesses = businessRepository(ctx.db);
+  const answer: Answer = {
+    status: 200,
+    retry_after: null,
+    response: '{"status":true}',
+    response_gzip: null,
+    response_bytes: null,
+    response_sha256: null,
+    replay: null,
+  };
+  const row = claimOf(a.business_id, "while-locked");
+  let release = () => {};
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let locked = () => {};
+  const holding = new Promise<void>((resolve) => {
+    locked = resolve;
+  });
+  // A sign batch's transaction: the chain locked, then held until the claims below are done.
+  const batch = writeTransaction(ctx.db, async (tx) => {
+    const [heads] = await readTogether<[Array<{ id: string }>]>(tx, [
+      businesses.chainsLock([a.business_id], tx),
+    ]);
+    assert.deepEqual(
+      heads.map((head) => head.id),
+      [a.business_id],
+    );
+    locked();
+    await released;
+  });
+  await holding;
+  const timeout = (what: string) =>
+    new Promise<string>((resolve) => setTimeout(() => resolve(`${what} waited for the batch`), 3000).unref());
+  try {
+    const claimed = await Promise.race([
+      alone(ctx.db, (tx) => keys.claimWithin([row], { fromSlot: 0, quotaBytes: 1_000_000 }, tx)).then((won) =>
+        JSON.stringify(won.map((w) => w.won)),
+      ),
+      timeout("the claim"),
+    ]);
+    assert.equal(claimed, "[true]");
+    const stored = await Promise.race([
+      alone(ctx.db, (tx) => keys.storeAnswers([{ id: row, answer, bytes: 15 }], 1, tx)).then((ok) =>
+        JSON.stringify(ok),
+      ),
+      timeout("the answer"),
+    ]);
+    assert.equal(stored, "[true]");
+  } finally {
+    release();
+    await batch;
+  }
+  assert.deepEqual(await keys.usages([a.business_id], 0), [{ bytes: 15, oldest: 1 }]);
+});
+
+test("claims made without a flush on postgres set their own commit unflushed, for their transaction only", {
+  skip:
+    ENGINE !== "postgres" && "SQLite's claims are made in a transaction of flush: false (writeTransaction)",
+}, async (t) => {
+  const { ctx } = await build(t);
+  const a = await tenant(ctx);
+  const keys = idempotencyRepository(ctx.db);
+  const setting = async (tx: Executor) =>
+    (await sql<{ value: string }>`select current_setting('synchronous_commit') as value`.execute(tx)).rows[0]
+      ?.value;
+  const quota = { fromSlot: 0, quotaBytes: 1_000_000 };
+  // Observed inside a transaction: alone, the statement is its transaction, and commits so.
+  const [unflushed, flushed] = await Promise.all([
+    writeTransaction(ctx.db, async (tx) => {
+      const won = await keys.claimWithin([claimOf(a.business_id, "unflushed")], quota, tx, { flush: false });
+      return { won: won.map((w) => w.won), setting: await setting(tx) };
+    }),
+    writeTransaction(ctx.db, async (tx) => {
+      const won = await keys.claimWithin([claimOf(a.business_id, "flushed")], quota, tx);
+      return { won: won.map((w) => w.won), setting: await setting(tx) };
+    }),
+  ]);
+  assert.deepEqual(unflushed, { won: [true], setting: "off" });
+  assert.deepEqual(flushed, { won: [true], setting: "on" }, "a claim flushed by default");
+  assert.equal(await setting(ctx.db), "on", "the next transaction flushed again");
+  // A claim of an empty batch answers at once; one of a business with no usage still sets it.
+  const none = await writeTransaction(ctx.db, async (tx) => {
+    await keys.claimWithin([claimOf(a.business_id, "fresh")], { fromSlot: 1e6, quotaBytes: 1 }, tx, {
+      flush: false,
+    });
+    return setting(tx);
+  });
+  assert.equal(none, "off");
 });
