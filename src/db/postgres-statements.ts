@@ -104,7 +104,8 @@ export function preparedName(text: string, generation: number): string {
  * over a scan of the whole table is the cheapest plan: the plan kept then scanned every row of the
  * table on every run (the answers of Idempotency-Keys: 3.9 ms a batch with 20,000 keys, where the
  * primary key finds a batch's rows in 0.06 ms). A statement planned afresh sees the table's size as
- * it is.
+ * it is, for about 0.13 ms more of the server's time a run than a kept plan (the same statement,
+ * `EXPLAIN (ANALYZE, SUMMARY)`): for statements run once a batch, not once a row.
  */
 export const PLANNED_EACH_TIME = "/* planned each time */ ";
 

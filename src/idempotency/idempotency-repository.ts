@@ -203,7 +203,9 @@ function claimStatements(db: Db, usage: ReturnType<typeof usageStatements>) {
      * that is under `quotaBytes` (as `insertClaims`: false when the key is held, or its business's
      * quota is full). On PostgreSQL one statement, the rows as arrays: the quota read was a round
      * trip of its own, before the claims' one, that every keyed request waited for. On SQLite the
-     * two in turn, in the caller's transaction.
+     * two in turn, in the caller's transaction. With `flush: false` on PostgreSQL the transaction
+     * the statement runs in commits without waiting for the disk (`unflushed`): the statement's own
+     * when it runs alone, the whole of the caller's when it runs in one.
      */
     async claimWithin(
       rows: readonly KeyRow[],
