@@ -29,6 +29,17 @@ const claimOf = (businessId: string, key: string): KeyRow => ({
   ...NO_ANSWER,
 });
 
+/** A 200 answer kept as it is (small enough not to be gzipped). */
+const plainAnswer = (response: string): Answer => ({
+  status: 200,
+  retry_after: null,
+  response,
+  response_gzip: null,
+  response_bytes: null,
+  response_sha256: null,
+  replay: null,
+});
+
 test(`claims and answers of one batch on ${ENGINE}: each its own outcome, answers stored byte for byte, usage summed by business`, async (t) => {
   const { ctx } = await build(t);
   const [a, b] = [await tenant(ctx), await tenant(ctx)];
@@ -59,15 +70,7 @@ test(`claims and answers of one batch on ${ENGINE}: each its own outcome, answer
   // Answers: a plain one, a compressed one, a refusal kept as its outcome; one claim that lost its key.
   const gzip = randomBytes(3000);
   const answers: Answer[] = [
-    {
-      status: 200,
-      retry_after: null,
-      response: '{"status":true}',
-      response_gzip: null,
-      response_bytes: null,
-      response_sha256: null,
-      replay: null,
-    },
+    plainAnswer('{"status":true}'),
     {
       status: 200,
       retry_after: null,
@@ -152,23 +155,14 @@ test(`answers stored with their usage on ${ENGINE}, alone: only a claim that sti
     claimOf(b.business_id, "b2"),
   ];
   assert.deepEqual(await alone(ctx.db, (tx) => keys.insertClaims(rows, tx)), [true, true, true, true]);
-  const answer = (response: string): Answer => ({
-    status: 200,
-    retry_after: null,
-    response,
-    response_gzip: null,
-    response_bytes: null,
-    response_sha256: null,
-    replay: null,
-  });
   const items = [
-    { id: rows[0] as KeyRow, answer: answer('{"b":1}'), bytes: 7 },
-    { id: rows[1] as KeyRow, answer: answer('{"a":1}'), bytes: 11 },
+    { id: rows[0] as KeyRow, answer: plainAnswer('{"b":1}'), bytes: 7 },
+    { id: rows[1] as KeyRow, answer: plainAnswer('{"a":1}'), bytes: 11 },
     // Taken over meanwhile: neither stored nor counted.
-    { id: { ...(rows[2] as KeyRow), claim: "taken-over" }, answer: answer('{"a":2}'), bytes: 1000 },
-    { id: rows[2] as KeyRow, answer: answer('{"a":2}'), bytes: 13 },
+    { id: { ...(rows[2] as KeyRow), claim: "taken-over" }, answer: plainAnswer('{"a":2}'), bytes: 1000 },
+    { id: rows[2] as KeyRow, answer: plainAnswer('{"a":2}'), bytes: 13 },
     // Nothing kept (an answer too large to keep): stored, counted as nothing.
-    { id: rows[3] as KeyRow, answer: answer('{"b":2}'), bytes: 0 },
+    { id: rows[3] as KeyRow, answer: plainAnswer('{"b":2}'), bytes: 0 },
   ];
   const stored = await alone(ctx.db, (tx) => keys.storeAnswers(items, 20, tx));
   assert.deepEqual(stored, [true, true, false, true, true]);
@@ -176,7 +170,7 @@ test(`answers stored with their usage on ${ENGINE}, alone: only a claim that sti
   assert.equal((await keys.find(rows[3] as KeyRow))?.status, 200);
   // Again into a slot with bytes already: added to them.
   await alone(ctx.db, (tx) =>
-    keys.storeAnswers([{ id: rows[0] as KeyRow, answer: answer('{"b":1}'), bytes: 5 }], 21, tx),
+    keys.storeAnswers([{ id: rows[0] as KeyRow, answer: plainAnswer('{"b":1}'), bytes: 5 }], 21, tx),
   );
   assert.deepEqual(await keys.usages([a.business_id, c.business_id, b.business_id, a.business_id], 0), [
     { bytes: 24, oldest: 20 },
@@ -289,15 +283,7 @@ test("answers are stored by their keys' index on postgres, when the keys' table 
   const { ctx } = await build(t, { EINVOICE_DB_POOL_SIZE: "1" });
   const a = await tenant(ctx);
   const keys = idempotencyRepository(ctx.db);
-  const answer: Answer = {
-    status: 200,
-    retry_after: null,
-    response: '{"status":true}',
-    response_gzip: null,
-    response_bytes: null,
-    response_sha256: null,
-    replay: null,
-  };
+  const answer = plainAnswer('{"status":true}');
   const claimAndAnswer = async (key: string) => {
     const row = claimOf(a.business_id, key);
     assert.deepEqual(await alone(ctx.db, (tx) => keys.insertClaims([row], tx)), [true]);
@@ -333,15 +319,7 @@ test("a key is claimed, and an answer counted, while a sign batch holds its busi
   const a = await tenant(ctx);
   const keys = idempotencyRepository(ctx.db);
   const businesses = businessRepository(ctx.db);
-  const answer: Answer = {
-    status: 200,
-    retry_after: null,
-    response: '{"status":true}',
-    response_gzip: null,
-    response_bytes: null,
-    response_sha256: null,
-    replay: null,
-  };
+  const answer = plainAnswer('{"status":true}');
   const row = claimOf(a.business_id, "while-locked");
   let release = () => {};
   const released = new Promise<void>((resolve) => {
@@ -413,7 +391,7 @@ test("claims made without a flush on postgres set their own commit unflushed, fo
   assert.deepEqual(unflushed, { won: [true], setting: "off" });
   assert.deepEqual(flushed, { won: [true], setting: "on" }, "a claim flushed by default");
   assert.equal(await setting(ctx.db), "on", "the next transaction flushed again");
-  // A claim of an empty batch answers at once; one of a business with no usage still sets it.
+  // A business with no usage in the window (no row of `used`) still sets it.
   const none = await writeTransaction(ctx.db, async (tx) => {
     await keys.claimWithin([claimOf(a.business_id, "fresh")], { fromSlot: 1e6, quotaBytes: 1 }, tx, {
       flush: false,
