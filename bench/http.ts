@@ -20,6 +20,7 @@ import {
   freePort,
   machine,
   pin,
+  postgresCpuMs,
   type SteadyRequest,
   shared,
   start,
@@ -233,11 +234,24 @@ try {
   // The server's CPU per request: steadier than requests/s on a machine shared with the load
   // generator, and what a change to the request path costs.
   const serverPid = (s: Scenario) => (s.url === api ? children[1]?.pid : children[0]?.pid);
-  const perRequest = (s: Scenario, before: number | undefined, requests: number, ticks: CpuTicks) => {
+  // On PostgreSQL, the database server's CPU per request too (`db`): a keyed sign's statements cost
+  // it more than they cost the API processes.
+  const databaseCpu = () => (args.engine === "postgres" ? postgresCpuMs() : undefined);
+  const perRequest = (
+    s: Scenario,
+    before: { api: number | undefined; db: number | undefined },
+    requests: number,
+    ticks: CpuTicks,
+  ) => {
     const after = cpuMs(serverPid(s));
     const stolen = `   ${stealSince(ticks)}`;
-    if (before === undefined || after === undefined || requests === 0) return stolen;
-    return `   cpu ${Math.round(((after - before) * 1000) / requests)} µs/req${stolen}`;
+    if (before.api === undefined || after === undefined || requests === 0) return stolen;
+    const db = databaseCpu();
+    const database =
+      s.url === api && before.db !== undefined && db !== undefined
+        ? `   db ${Math.round(((db - before.db) * 1000) / requests)} µs/req`
+        : "";
+    return `   cpu ${Math.round(((after - before.api) * 1000) / requests)} µs/req${database}${stolen}`;
   };
   for (const s of scenarios.filter(chosen)) {
     if (warm > 0 && s.steady) await steadyRate({ url: s.url, durationS: warm, ...s.steady });
@@ -248,7 +262,7 @@ try {
         duration: warm,
         requests: [s.request as autocannon.Request],
       });
-    const cpuBefore = cpuMs(serverPid(s));
+    const cpuBefore = { api: cpuMs(serverPid(s)), db: databaseCpu() };
     const ticks = cpuTicks();
     if (s.steady) {
       const result = await steadyRate({ url: s.url, durationS: duration, ...s.steady });

@@ -92,6 +92,26 @@ export function cpuMs(pid: number | undefined): number | undefined {
 }
 
 /**
+ * CPU time (ms) PostgreSQL's server processes on this machine have used so far (its backends, WAL
+ * writer, checkpointer and the rest, by their command name); undefined off Linux. What a request
+ * costs the database, which the API processes' CPU leaves out.
+ */
+export function postgresCpuMs(): number | undefined {
+  if (!fs.existsSync("/proc/self/stat")) return undefined;
+  let ms = 0;
+  for (const entry of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (fs.readFileSync(`/proc/${entry}/comm`, "utf8").trim() !== "postgres") continue;
+    } catch {
+      continue; // gone between the listing and the read
+    }
+    ms += statOf(`/proc/${entry}/stat`)?.ms ?? 0;
+  }
+  return ms;
+}
+
+/**
  * The machine's CPU time so far (all cores, in USER_HZ ticks), and the part of it the hypervisor
  * gave to other guests (steal); undefined off Linux. A run that lost much of its time so is not
  * one to compare with another: on a shared 2-core VM, 20 s runs minutes apart lost from 0.02 s to

@@ -35,6 +35,20 @@ async function compressedWithin(body: Buffer, limit: number): Promise<Buffer | n
   }
 }
 
+/** An answer of up to 1 KiB, kept as it is, and the bytes that takes; undefined for a larger one. */
+export function keptAsIs(body: string): { kept: KeptAnswer; bytes: number } | undefined {
+  const bytes = Buffer.byteLength(body);
+  if (bytes > PLAIN_MAX_BYTES) return undefined;
+  const kept = {
+    response: body,
+    response_gzip: null,
+    response_bytes: null,
+    response_sha256: null,
+    replay: null,
+  };
+  return { kept, bytes };
+}
+
 /**
  * How to keep an answer, and the bytes that takes: as it is up to 1 KiB, gzipped when that takes at
  * most 64 KiB, else not at all. `changedNothing` is asked only then: whether a retry may run the
@@ -44,9 +58,9 @@ export async function keep(
   body: string,
   changedNothing: () => boolean,
 ): Promise<{ kept: KeptAnswer; bytes: number }> {
+  const asIs = keptAsIs(body);
+  if (asIs) return asIs;
   const raw = Buffer.from(body);
-  const none = { response_gzip: null, response_bytes: null, response_sha256: null, replay: null };
-  if (raw.length <= PLAIN_MAX_BYTES) return { kept: { ...none, response: body }, bytes: raw.length };
   const [digest, compressed] = await Promise.all([sha256(raw), compressedWithin(raw, KEPT_MAX_BYTES)]);
   const large = { response: null, response_bytes: raw.length, response_sha256: digest };
   if (compressed)

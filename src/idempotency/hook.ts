@@ -2,9 +2,9 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import { Type } from "typebox";
 import { type DomainCode, DomainError } from "../errors.ts";
 import { JsonText } from "../json-text.ts";
-import { sha256 } from "./answers.ts";
+import { keptAsIs, sha256 } from "./answers.ts";
 import { fingerprint } from "./fingerprint.ts";
-import type { Begun, Claim, IdempotencyService } from "./idempotency-service.ts";
+import type { AnswerWith, Begun, Claim, IdempotencyService } from "./idempotency-service.ts";
 
 export const IDEMPOTENCY_HEADER = "idempotency-key";
 export const REPLAYED_HEADER = "idempotent-replayed";
@@ -87,14 +87,46 @@ function keyProblem(key: string): string | undefined {
 }
 
 /**
+ * The key each request in flight holds: what it replaces (a rerun of an answer too large to keep),
+ * the error it failed with, and the body of its answer when that was stored with its work
+ * (`answerInside`).
+ */
+type Held = {
+  claim: Claim;
+  replaces?: (Begun & { kind: "claimed" })["replaces"];
+  error?: unknown;
+  inside?: string;
+};
+const held = new WeakMap<FastifyRequest, Held>();
+
+/**
+ * For a route that stores its success's answer with the writes of its work, in their transaction
+ * (a sign: group-commit.ts), instead of in a statement and a commit of its own before the answer
+ * leaves: given the 200 answer's body, the answer to store with the work (undefined when it is over
+ * 1 KiB, kept otherwise). The route then sends exactly that body; this hook finds it already stored
+ * and stores nothing. Any other answer (a failure, another body) is stored as any route's. Undefined
+ * when the request holds no key, or runs again in place of an answer too large to keep.
+ */
+export function answerInside(
+  request: FastifyRequest,
+): ((body: string) => AnswerWith | undefined) | undefined {
+  const holding = held.get(request);
+  if (!holding || holding.replaces) return undefined;
+  return (body) => {
+    if (!keptAsIs(body)) return undefined;
+    holding.inside = body;
+    return { claim: holding.claim, status: 200, body };
+  };
+}
+
+/**
  * Route options that make a route honour Idempotency-Key: spread into the options of each route
  * that opts in. The key is claimed before the body is validated, so a request refused as invalid
  * is answered the same way when repeated.
  */
-export function idempotent(idempotency: Pick<IdempotencyService, "begin" | "complete" | "release">) {
-  type Held = { claim: Claim; replaces?: (Begun & { kind: "claimed" })["replaces"]; error?: unknown };
-  const held = new WeakMap<FastifyRequest, Held>();
-
+export function idempotent(
+  idempotency: Pick<IdempotencyService, "begin" | "complete" | "release" | "answeredWith">,
+) {
   return {
     async preValidation(request: FastifyRequest, reply: FastifyReply) {
       const raw = request.headers[IDEMPOTENCY_HEADER];
@@ -156,11 +188,16 @@ export function idempotent(idempotency: Pick<IdempotencyService, "begin" | "comp
       const holding = held.get(request);
       if (!holding) return payload;
       held.delete(request);
-      const { claim, replaces, error } = holding;
+      const { claim, replaces, error, inside } = holding;
       try {
         const body =
           typeof payload === "string" ? payload : Buffer.isBuffer(payload) ? payload.toString() : null;
         const status = reply.statusCode;
+        // Stored with the work that it answers, which committed (the route sends it only then).
+        if (inside !== undefined && status === 200 && body === inside && error === undefined) {
+          idempotency.answeredWith(claim);
+          return payload;
+        }
         if (body !== null && isOutcome(status, error)) {
           // Run again for an answer too large to keep: when it answers the very same bytes, it is a
           // replay as far as the client can tell.

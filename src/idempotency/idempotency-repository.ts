@@ -1,5 +1,5 @@
-import { sql } from "kysely";
-import { chunksFor } from "../db/batch-statements.ts";
+import { CompiledQuery, sql } from "kysely";
+import { chunksFor, type Statement } from "../db/batch-statements.ts";
 import { type Db, type Executor, engineOf } from "../db/database.ts";
 import { PLANNED_EACH_TIME } from "../db/postgres-statements.ts";
 import type { IdempotencyKeyTable } from "../db/schema.ts";
@@ -89,6 +89,63 @@ function usageStatements(db: Db) {
   };
 }
 
+/** The columns of a key's answer, in the order `answerUpdateText` takes their values. */
+const ANSWER_COLUMNS = [
+  "status",
+  "retry_after",
+  "response",
+  "response_gzip",
+  "response_bytes",
+  "response_sha256",
+  "replay",
+] as const satisfies readonly (keyof Answer)[];
+
+/**
+ * Texts compiled by the query builder once for their engine (and row count), then run with their
+ * values in order: built and compiled for every keyed sign, a statement cost the event loop more
+ * than the round trip it saved (as insertRows says of the inserts).
+ */
+const texts = new Map<string, string>();
+function compiledOnce(key: string, compile: () => string): string {
+  let text = texts.get(key);
+  if (text === undefined) {
+    text = compile();
+    texts.set(key, text);
+  }
+  return text;
+}
+
+/** A key's answer stored where its claim still holds it: the answer's values, then the key's and claim's. */
+function answerUpdateText(tx: Executor): string {
+  return compiledOnce(`${engineOf(tx)}\u0000answer`, () => {
+    const answer = Object.fromEntries(ANSWER_COLUMNS.map((column) => [column, null]));
+    return tx
+      .updateTable("idempotency_keys")
+      .set(answer)
+      .where("business_id", "=", "")
+      .where("idempotency_key", "=", "")
+      .where("claim", "=", "")
+      .compile().sql;
+  });
+}
+
+/** Bytes added to `rows` businesses' usage in a slot: business id, slot and bytes a row. */
+function usageUpsertText(tx: Executor, rows: number): string {
+  return compiledOnce(
+    `${engineOf(tx)}\u0000usage\u0000${rows}`,
+    () =>
+      tx
+        .insertInto("idempotency_usage")
+        .values(Array.from({ length: rows }, () => ({ business_id: "", slot: 0, bytes: 0 })))
+        .onConflict((oc) =>
+          oc
+            .columns(["business_id", "slot"])
+            .doUpdateSet({ bytes: sql`idempotency_usage.bytes + excluded.bytes` }),
+        )
+        .compile().sql,
+  );
+}
+
 /** Storing the answers of the requests that hold their keys, with the bytes they keep. */
 function answerStatements(db: Db, usage: ReturnType<typeof usageStatements>) {
   /** Stores the answer of the request whose claim still holds the key; false when it lost it. */
@@ -108,6 +165,40 @@ function answerStatements(db: Db, usage: ReturnType<typeof usageStatements>) {
     return Number(result.numUpdatedRows) === 1;
   };
   return {
+    /**
+     * The writes that store the answers of several requests in a transaction of the caller's, among
+     * its own writes (executeTogether): each answer where its claim still holds its key, and one
+     * upsert of the bytes they keep, by business in the order of their ids (as `addUsages`). A
+     * key's update finds its row by the whole primary key: planned once for a table still empty, it
+     * still takes the index (where `storeAnswers`' join is planned each time). Their answers are not
+     * read: an answer whose claim was taken over meanwhile is not stored, and its bytes are counted
+     * all the same (a claim is taken over only after `STALE_CLAIM_MS`).
+     */
+    answerWrites(
+      items: readonly { id: KeyId & Pick<KeyRow, "claim">; answer: Answer; bytes: number }[],
+      slot: number,
+      tx: Executor,
+    ): Statement[] {
+      const update = answerUpdateText(tx);
+      const writes: Statement[] = items.map(({ id, answer }) =>
+        CompiledQuery.raw(update, [
+          ...ANSWER_COLUMNS.map((column) => answer[column]),
+          id.business_id,
+          id.idempotency_key,
+          id.claim,
+        ]),
+      );
+      const counted = new Map<string, number>();
+      for (const { id, bytes } of items)
+        if (bytes > 0) counted.set(id.business_id, (counted.get(id.business_id) ?? 0) + bytes);
+      if (counted.size === 0) return writes;
+      const parameters: unknown[] = [];
+      for (const [businessId, bytes] of [...counted].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+        parameters.push(businessId, slot, bytes);
+      writes.push(CompiledQuery.raw(usageUpsertText(tx, counted.size), parameters));
+      return writes;
+    },
+
     /**
      * Stores the answers of several requests, each only where its claim still holds its key (for
      * each, false when it lost it), and counts the bytes of those stored for their businesses'

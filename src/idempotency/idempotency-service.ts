@@ -1,8 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { batcher } from "../batcher.ts";
-import { alone, type Db, writeTransaction } from "../db/database.ts";
+import type { Statement } from "../db/batch-statements.ts";
+import { alone, type Db, type Executor, writeTransaction } from "../db/database.ts";
 import { DomainError } from "../errors.ts";
-import { keep, keptBody } from "./answers.ts";
+import { keep, keptAsIs, keptBody } from "./answers.ts";
 import {
   type Answer,
   CLAIMS_PER_STATEMENT,
@@ -39,6 +40,12 @@ export type KeyedRequest = {
 export type Claim = { businessId: string; key: string; token: string };
 
 export type StoredAnswer = { status: number; body: string; retryAfter: number | null };
+
+/**
+ * An answer stored with the writes of its request's own work (`answerWrites`), in their
+ * transaction: the claim that holds the key, and the answer, of at most 1 KiB (kept as it is).
+ */
+export type AnswerWith = { claim: Claim; status: number; body: string };
 
 /** An answer to keep: `changedNothing` tells, of one too large to keep, whether it may be run again. */
 export type Outcome = StoredAnswer & { changedNothing: () => boolean };
@@ -289,6 +296,27 @@ export function idempotencyService(deps: {
       } finally {
         settled(claim);
       }
+    },
+
+    /**
+     * The writes that store answers in the caller's transaction, among the writes of the work they
+     * answer (a sign's, group-commit.ts): the answer commits with the work it tells of, and costs
+     * no statement and no commit of its own. An answer larger than 1 KiB is the caller's mistake.
+     * Once the answer leaves, `answeredWith` wakes the claim's waiters.
+     */
+    answerWrites(answers: readonly AnswerWith[], tx: Executor): Statement[] {
+      const items = answers.map(({ claim, status, body }) => {
+        const asIs = keptAsIs(body);
+        if (!asIs)
+          throw new Error(`an answer stored with its work is at most 1 KiB, not ${body.length} characters`);
+        return { id: idOf(claim), answer: { status, retry_after: null, ...asIs.kept }, bytes: asIs.bytes };
+      });
+      return keys.answerWrites(items, slotOf(Date.now()), tx);
+    },
+
+    /** The claim's answer was stored with its work (`answerWrites`): wakes the requests waiting on it. */
+    answeredWith(claim: Claim): void {
+      settled(claim);
     },
 
     /** Gives the key back: the next request with it runs afresh. */

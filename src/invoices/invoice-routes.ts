@@ -3,6 +3,7 @@ import { type TSchema, Type } from "typebox";
 import type { InvoicePdfs } from "../documents/pdf/service.ts";
 import { InvoiceDocument } from "../documents/schema.ts";
 import type { UblReader } from "../documents/ubl/ubl-in.ts";
+import type { Violation } from "../errors.ts";
 import { clientGone } from "../http/client-gone.ts";
 import { action, sendPdf, withWarnings } from "../http/envelope.ts";
 import { EXAMPLES } from "../http/examples.ts";
@@ -15,7 +16,7 @@ import {
   responses,
 } from "../http/openapi.ts";
 import { acceptXmlBodies } from "../http/xml-body.ts";
-import { IdempotencyHeaders, idempotent, ReplayedHeader } from "../idempotency/hook.ts";
+import { answerInside, IdempotencyHeaders, idempotent, ReplayedHeader } from "../idempotency/hook.ts";
 import type { IdempotencyService } from "../idempotency/idempotency-service.ts";
 import {
   BatchResult,
@@ -139,11 +140,23 @@ function registrationRoutes(
       ...keyed,
       config: invoiceFailure("invoice.sign"),
     },
-    async (request) => {
-      const { warnings, warningsBeyond } = await registered(ubl, request, (document) =>
-        invoices.sign(request.principal, document),
+    async (request, reply) => {
+      const success = (warnings: Violation[], beyond: number) =>
+        withWarnings(action("Invoice signed successfully", []), warnings, beyond);
+      // With an Idempotency-Key, the answer is stored with the invoice (answerInside), as the
+      // body that is then sent. Not for UBL: its warnings are located after the sign.
+      const inside = Buffer.isBuffer(request.body) ? undefined : answerInside(request);
+      const answerOf =
+        inside &&
+        ((warnings: Violation[], beyond: number) => {
+          const body = reply.serialize(success(warnings, beyond));
+          return typeof body === "string" ? inside(body) : undefined;
+        });
+      const { warnings, warningsBeyond, answered } = await registered(ubl, request, (document) =>
+        invoices.sign(request.principal, document, answerOf),
       );
-      return withWarnings(action("Invoice signed successfully", []), warnings, warningsBeyond);
+      if (answered !== undefined) return reply.type("application/json; charset=utf-8").send(answered);
+      return success(warnings, warningsBeyond);
     },
   );
 
@@ -362,7 +375,7 @@ export function invoiceRoutes(deps: {
   pdfs: Pick<InvoicePdfs, "pdf">;
   irns: IrnCheck;
   payments: PaymentService;
-  idempotency: Pick<IdempotencyService, "begin" | "complete" | "release">;
+  idempotency: Pick<IdempotencyService, "begin" | "complete" | "release" | "answeredWith">;
   ubl: UblReader;
 }): FastifyPluginAsyncTypebox {
   // Signing routes opt in: a retry of a sign whose answer was lost answers what the first did.

@@ -26,16 +26,16 @@ export type Registered = { warnings: Violation[]; warningsBeyond: number };
  * first; its findings then name the UBL element beside the field, and what it did not carry is
  * listed with the warnings.
  */
-export async function registered(
+export async function registered<R extends Registered>(
   ubl: UblReader,
   request: { principal: Principal; body: unknown; query: { irn?: string | undefined } },
-  work: (document: unknown) => Promise<Registered>,
-): Promise<Registered> {
+  work: (document: unknown) => Promise<R>,
+): Promise<R> {
   if (!Buffer.isBuffer(request.body)) return work(request.body);
   const read: UblIn = await ubl.read(request.principal, request.body, request.query.irn);
   try {
-    const { warnings, warningsBeyond } = await work(read.document);
-    return { warnings: [...read.locate(warnings), ...read.warnings], warningsBeyond };
+    const done = await work(read.document);
+    return { ...done, warnings: [...read.locate(done.warnings), ...read.warnings] };
   } catch (err) {
     throw read.locateError(err);
   }

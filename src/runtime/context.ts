@@ -178,6 +178,11 @@ export async function createContext(config: Config) {
     read: threads.ubl.read,
     signed: (businessId, prefix, limit) => invoicesRepo.irnsStartingWith(businessId, prefix, limit),
   });
+  const idempotency = idempotencyService({
+    db,
+    keys: idempotencyRepository(db),
+    ...config.idempotency,
+  });
   const invoices = invoiceRegistration({
     invoices: invoicesRepo,
     profiles,
@@ -191,6 +196,7 @@ export async function createContext(config: Config) {
       signer,
       lifecycle,
       notifier,
+      answers: idempotency,
     }),
     validate: validations.validate,
     products: knownProducts,
@@ -210,11 +216,6 @@ export async function createContext(config: Config) {
     invoices: invoicesRepo,
     forwarder,
     maxReports: config.bounds.vatReportsPerInvoice,
-  });
-  const idempotency = idempotencyService({
-    db,
-    keys: idempotencyRepository(db),
-    ...config.idempotency,
   });
 
   const qrCodes = qrService({ qr, businesses: businessesRepo, invoices: invoicesRepo, images: qrImages });

@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 import { test } from "node:test";
 import { sql } from "kysely";
 import { businessRepository } from "../../src/businesses/business-repository.ts";
-import { readTogether } from "../../src/db/batch-statements.ts";
+import { executeTogether, readTogether } from "../../src/db/batch-statements.ts";
 import { alone, type Executor, isTransientDatabaseError, writeTransaction } from "../../src/db/database.ts";
 import {
   type Answer,
@@ -274,6 +274,87 @@ test("a deadlock PostgreSQL breaks is a transient failure: the caller is told to
   const reason = (failed[0] as PromiseRejectedResult).reason as { code?: string };
   assert.equal(reason.code, "40P01");
   assert.equal(isTransientDatabaseError(reason), true);
+});
+
+test(`answers written among a transaction's own writes on ${ENGINE}: where each claim holds its key, counted by business, gone with a rollback`, async (t) => {
+  const { ctx } = await build(t);
+  const [a, b] = [await tenant(ctx), await tenant(ctx)];
+  const keys = idempotencyRepository(ctx.db);
+  const rows = [claimOf(a.business_id, "w1"), claimOf(b.business_id, "w2"), claimOf(a.business_id, "w3")];
+  assert.deepEqual(await writeTransaction(ctx.db, (tx) => keys.insertClaims(rows, tx)), [true, true, true]);
+  const stale = { ...(rows[2] as KeyRow), claim: "taken-over-meanwhile" };
+  const items = [
+    { id: rows[0] as KeyRow, answer: plainAnswer('{"n":1}'), bytes: 7 },
+    { id: rows[1] as KeyRow, answer: plainAnswer('{"n":22}'), bytes: 8 },
+    { id: stale, answer: plainAnswer('{"n":333}'), bytes: 9 },
+  ];
+  const usage = async () =>
+    Object.fromEntries(
+      (await ctx.db.selectFrom("idempotency_usage").select(["business_id", "slot", "bytes"]).execute()).map(
+        (row) => [row.business_id, [row.slot, Number(row.bytes)]],
+      ),
+    );
+
+  // Rolled back with the transaction they were written in: nothing stored, nothing counted.
+  await assert.rejects(
+    writeTransaction(ctx.db, async (tx) => {
+      await executeTogether(tx, keys.answerWrites(items, 5, tx));
+      throw new Error("the work failed");
+    }),
+    /the work failed/,
+  );
+  assert.equal((await keys.find(rows[0] as KeyRow))?.response, null);
+  assert.deepEqual(await usage(), {});
+
+  await writeTransaction(ctx.db, (tx) => executeTogether(tx, keys.answerWrites(items, 5, tx)));
+  assert.equal((await keys.find(rows[0] as KeyRow))?.response, '{"n":1}');
+  assert.equal((await keys.find(rows[1] as KeyRow))?.response, '{"n":22}');
+  assert.equal((await keys.find(rows[2] as KeyRow))?.status, null, "a claim taken over keeps its own answer");
+  // Counted in one statement, business by business, the one taken over too (it is not read back).
+  assert.deepEqual(await usage(), { [a.business_id]: [5, 16], [b.business_id]: [5, 8] });
+  // Counted again in the same slot: added to.
+  const more = claimOf(b.business_id, "w4");
+  await writeTransaction(ctx.db, (tx) => keys.insertClaims([more], tx));
+  await writeTransaction(ctx.db, (tx) =>
+    executeTogether(tx, keys.answerWrites([{ id: more, answer: plainAnswer("{}"), bytes: 2 }], 5, tx)),
+  );
+  assert.deepEqual(await usage(), { [a.business_id]: [5, 16], [b.business_id]: [5, 10] });
+});
+
+test("answers written among a transaction's writes find their keys by index on postgres, whatever the plan kept", {
+  skip: ENGINE !== "postgres" && "a plan kept by a prepared statement is PostgreSQL's",
+}, async (t) => {
+  // One connection: every statement meets the server session that keeps its plans.
+  const { ctx } = await build(t, { EINVOICE_DB_POOL_SIZE: "1" });
+  const a = await tenant(ctx);
+  const keys = idempotencyRepository(ctx.db);
+  const claimAndAnswer = async (key: string) => {
+    const row = claimOf(a.business_id, key);
+    assert.deepEqual(await alone(ctx.db, (tx) => keys.insertClaims([row], tx)), [true]);
+    await writeTransaction(ctx.db, (tx) =>
+      executeTogether(
+        tx,
+        keys.answerWrites([{ id: row, answer: plainAnswer(`{"k":"${key}"}`), bytes: 0 }], 1, tx),
+      ),
+    );
+  };
+  // The keys' table empty and never analyzed while the update is run often enough to be kept planned.
+  for (let i = 0; i < 8; i++) await claimAndAnswer(`early-${i}`);
+  await sql`insert into idempotency_keys (business_id, idempotency_key, route, fingerprint, claim, created_at)
+      select ${a.business_id}, 'grown-' || n, 'POST /api/v1/einvoice/sign', ${"f".repeat(64)}, 'c-' || n, ${new Date().toISOString()}
+      from generate_series(1, 20000) as n`.execute(ctx.db);
+  const scans = async () => {
+    await sql`select pg_stat_force_next_flush()`.execute(ctx.db);
+    await sql`select pg_stat_clear_snapshot()`.execute(ctx.db);
+    const { rows } = await sql<{ seq: string }>`
+        select seq_scan::text as seq from pg_stat_user_tables
+        where relname = 'idempotency_keys' and schemaname = current_schema()`.execute(ctx.db);
+    return Number(rows[0]?.seq);
+  };
+  const before = await scans();
+  for (let i = 0; i < 3; i++) await claimAndAnswer(`late-${i}`);
+  assert.equal((await scans()) - before, 0, "no scan of the whole table for an answer");
+  assert.equal((await keys.find(claimOf(a.business_id, "late-2")))?.response, '{"k":"late-2"}');
 });
 
 test("answers are stored by their keys' index on postgres, when the keys' table grew after the statement was first planned", {

@@ -86,6 +86,92 @@ test(`Idempotency-Key on ${ENGINE}: a repeated sign answers the first answer, by
   assert.equal(row?.response, first.body);
 });
 
+test(`Idempotency-Key on ${ENGINE}: a sign's answer is stored with the invoice, warnings and all, and replayed byte for byte`, async (t) => {
+  const { app, ctx } = await build(t);
+  // Another TIN than the invoice's supplier: the sign answers with a warning.
+  const a = await tenant(ctx, { tin: "30198222-0003" });
+  const invoice = freshInvoice(a);
+  const first = await post(app, "sign", a, invoice, "with-warnings");
+  assert.equal(first.statusCode, 200, first.body);
+  assert.match(String(first.headers["content-type"]), /^application\/json; charset=utf-8/);
+  const answer = JSON.parse(first.body) as { message: string; warnings?: Array<{ rule: string }> };
+  assert.equal(answer.message, "Invoice signed successfully");
+  assert.ok(
+    answer.warnings?.some((w) => w.rule === "supplier_tin_mismatch"),
+    first.body,
+  );
+  const [row] = await keyRows(ctx, a.business_id);
+  assert.equal(row?.response, first.body);
+  const usage = await ctx.db
+    .selectFrom("idempotency_usage")
+    .select("bytes")
+    .where("business_id", "=", a.business_id)
+    .execute();
+  assert.deepEqual(
+    usage.map((u) => Number(u.bytes)),
+    [Buffer.byteLength(first.body)],
+  );
+
+  const again = await post(app, "sign", a, reshuffled(invoice), "with-warnings");
+  assert.equal(again.statusCode, 200);
+  assert.equal(again.headers["idempotent-replayed"], "true");
+  assert.equal(again.body, first.body);
+  assert.deepEqual(await storedIrns(ctx, a.business_id), [invoice.irn]);
+});
+
+test(`Idempotency-Key on ${ENGINE}: the sign writes its answer in its own transaction: stored when it commits, not when it is refused`, async (t) => {
+  const { ctx } = await build(t);
+  const a = await tenant(ctx);
+  const principal = { businessId: a.business_id, apiKey: a.api_key };
+  const claimed = async (key: string) => {
+    const begun = await ctx.idempotency.begin({
+      businessId: a.business_id,
+      key,
+      route: `POST ${API}/sign`,
+      fingerprint: "f".repeat(64),
+    });
+    assert.equal(begun.kind, "claimed");
+    return (begun as Extract<typeof begun, { kind: "claimed" }>).claim;
+  };
+  const body = '{"status":true,"code":200,"message":"Invoice signed successfully","data":[]}';
+  const invoice = freshInvoice(a);
+
+  // Nothing but the sign stores it: the service's `complete` is never called here.
+  const claim = await claimed("in-the-sign");
+  const signed = await ctx.invoices.sign(principal, invoice, () => ({ claim, status: 200, body }));
+  assert.equal(signed.answered, body);
+  const stored = await ctx.db
+    .selectFrom("idempotency_keys")
+    .select(["status", "response"])
+    .where("business_id", "=", a.business_id)
+    .where("idempotency_key", "=", "in-the-sign")
+    .executeTakeFirst();
+  assert.deepEqual(stored, { status: 200, response: body });
+
+  // The same IRN again: refused, nothing committed, so no answer stored with it.
+  const refusedClaim = await claimed("refused");
+  await assert.rejects(
+    ctx.invoices.sign(principal, invoice, () => ({ claim: refusedClaim, status: 200, body })),
+    (err: { code?: string }) => err.code === "irn_exists",
+  );
+  const refused = await ctx.db
+    .selectFrom("idempotency_keys")
+    .select(["status", "response"])
+    .where("business_id", "=", a.business_id)
+    .where("idempotency_key", "=", "refused")
+    .executeTakeFirst();
+  assert.deepEqual(refused, { status: null, response: null });
+  const usage = await ctx.db
+    .selectFrom("idempotency_usage")
+    .select("bytes")
+    .where("business_id", "=", a.business_id)
+    .execute();
+  assert.deepEqual(
+    usage.map((u) => Number(u.bytes)),
+    [Buffer.byteLength(body)],
+  );
+});
+
 test(`Idempotency-Key on ${ENGINE}: a refused invoice is answered the same 400 again; a batch the same results`, async (t) => {
   const { app, ctx } = await build(t);
   const a = await tenant(ctx);

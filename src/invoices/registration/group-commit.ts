@@ -5,6 +5,7 @@ import type { Signer } from "../../crypto/signer.ts";
 import { readTogether } from "../../db/batch-statements.ts";
 import { type Db, type Executor, isTransientDatabaseError, writeTransaction } from "../../db/database.ts";
 import type { InvoiceTable } from "../../db/schema.ts";
+import type { AnswerWith, IdempotencyService } from "../../idempotency/idempotency-service.ts";
 import type { SealingService, SealingUnder } from "../../keys/sealing.ts";
 import type { WebhookNotifier } from "../../webhooks/notifier.ts";
 import type { InvoiceRepository } from "../invoice-repository.ts";
@@ -23,6 +24,8 @@ export type Submission = {
   /** RFC 8785 form of the document, for the signed payload. */
   canonical: string;
   row: InvoiceTable;
+  /** The answer to store for its Idempotency-Key, with the invoice (see `answerWrites`). */
+  answer?: AnswerWith | undefined;
 };
 
 /** What a committed sign answers: its IRN and, signed with its transmission, its delivery job. */
@@ -48,8 +51,10 @@ export function groupCommit(deps: {
   /** Stores the signed invoices in their first state, with their history, notices and deliveries. */
   lifecycle: Pick<InvoiceLifecycle, "signed">;
   notifier: Pick<WebhookNotifier, "subscribersRead">;
+  /** Stores the answers of keyed signs with them. */
+  answers: Pick<IdempotencyService, "answerWrites">;
 }) {
-  const { db, invoices, businesses, sealing, signer, lifecycle, notifier } = deps;
+  const { db, invoices, businesses, sealing, signer, lifecycle, notifier, answers } = deps;
 
   /** The preparation thread sealed under its first key; a rotation may have made another current. */
   function resealUnder(under: SealingUnder | undefined, batch: readonly Submission[]): void {
@@ -117,17 +122,23 @@ export function groupCommit(deps: {
       outcomes.push({ ok: true, value: { irn: row.irn, jobId: undefined } });
     }
     if (signed.length === 0) return outcomes;
-    // The chains' heads move in the statement that stores the invoices; on PostgreSQL it goes out
-    // with the statement after it (its answer is not read: executeTogether): the outbox's insert
-    // when the batch queues events or deliveries, else the commit.
+    // The chains' heads move in the statement that stores the invoices, and the answers of keyed
+    // signs are stored there too: on PostgreSQL it goes out with the statement after it (its answer
+    // is not read: executeTogether): the outbox's insert when the batch queues events or
+    // deliveries, else the commit. Stored in a batch of their own after the sign, the answers were
+    // a statement and a flushed commit more that every keyed sign waited for.
+    const keyed = signed.flatMap(({ item }) => (item.answer ? [item.answer] : []));
     const jobs = await lifecycle.signed(
       signed.map(({ item, row }) => ({ row, actor: actorOf(item.principal) })),
       tx,
       subscribers,
-      businesses.chainHeadUpdates(
-        [...new Set(signed.map(({ row }) => row.business_id))].map((id) => heads.get(id) as ChainHead),
-        tx,
-      ),
+      [
+        ...businesses.chainHeadUpdates(
+          [...new Set(signed.map(({ row }) => row.business_id))].map((id) => heads.get(id) as ChainHead),
+          tx,
+        ),
+        ...(keyed.length > 0 ? answers.answerWrites(keyed, tx) : []),
+      ],
     );
     for (const outcome of outcomes) if (outcome.ok) outcome.value.jobId = jobs.get(outcome.value.irn);
     return outcomes;

@@ -10,6 +10,7 @@ import { resultOf } from "../../documents/validation/remote-check.ts";
 import type { InvoiceValidator, ValidationResult } from "../../documents/validation/validation.ts";
 import { isLargeDocument } from "../../documents/validation/validation.ts";
 import { capViolations, DomainError, MAX_VIOLATIONS, summarize, type Violation } from "../../errors.ts";
+import type { AnswerWith } from "../../idempotency/idempotency-service.ts";
 import { JsonText, jsonTextOf } from "../../json-text.ts";
 import type { ProductCodes } from "../../reference/product-codes.ts";
 import { type InvoiceRepository, isUniqueViolation } from "../invoice-repository.ts";
@@ -40,6 +41,12 @@ type Checked = {
   document: () => Promise<InvoiceDocument>;
   ready: { prepared: Preparation; signedAt: string } | undefined;
 };
+
+/**
+ * The answer of a keyed sign to store with it (group-commit.ts), given the warnings it answers
+ * with: undefined for one not to store so.
+ */
+export type AnswerOf = (warnings: Violation[], warningsBeyond: number) => AnswerWith | undefined;
 
 function validationFailed(violations: Violation[], beyond = 0): DomainError {
   const { shown, total } = capViolations(violations, MAX_VIOLATIONS, beyond);
@@ -225,6 +232,7 @@ export function invoiceRegistration(deps: {
       businessId: business.id,
       signedAt,
       canonical: prepared.canonical,
+      answer: undefined,
       row: {
         irn: facts.irn,
         business_id: business.id,
@@ -273,12 +281,16 @@ export function invoiceRegistration(deps: {
 
   const readDocument = (row: InvoiceTable) => openDocument(row, sealer);
 
-  async function register(principal: Principal, body: unknown, transmitting: boolean) {
-    return commit(principal, await check(principal, body, { single: true, signing: true }), transmitting);
+  async function register(principal: Principal, body: unknown, transmitting: boolean, answerOf?: AnswerOf) {
+    const checked = await check(principal, body, { single: true, signing: true });
+    return commit(principal, checked, transmitting, answerOf);
   }
 
-  /** Signs and stores a checked document. */
-  async function commit(principal: Principal, checked: Checked, transmitting: boolean) {
+  /**
+   * Signs and stores a checked document; with `answerOf`, the answer that it gives for its
+   * Idempotency-Key too (`answered`, when stored so).
+   */
+  async function commit(principal: Principal, checked: Checked, transmitting: boolean, answerOf?: AnswerOf) {
     const { business, warnings, warningsBeyond, ready } = checked;
     const facts = checked.facts ?? documentFacts(await checked.document());
     try {
@@ -291,10 +303,10 @@ export function invoiceRegistration(deps: {
           certificate: business.certificate,
           signedAt,
         }));
-      const { irn, jobId } = await signing.submit(
-        submission(principal, facts, business, transmitting, signedAt, prepared),
-      );
-      return { irn, jobId, warnings, warningsBeyond };
+      const sign = submission(principal, facts, business, transmitting, signedAt, prepared);
+      sign.answer = answerOf?.(warnings, warningsBeyond);
+      const { irn, jobId } = await signing.submit(sign);
+      return { irn, jobId, warnings, warningsBeyond, answered: sign.answer?.body };
     } catch (err) {
       // Registered before, or by a concurrent batch of another process (the constraint had the
       // last word).
@@ -325,9 +337,13 @@ export function invoiceRegistration(deps: {
       return { warnings, warningsBeyond };
     },
 
-    async sign(principal: Principal, body: unknown) {
-      const { warnings, warningsBeyond } = await register(principal, body, false);
-      return { warnings, warningsBeyond };
+    /**
+     * With `answerOf`, the answer to the sign's Idempotency-Key is stored with the invoice, and
+     * `answered` is its body, to send as it is.
+     */
+    async sign(principal: Principal, body: unknown, answerOf?: AnswerOf) {
+      const { warnings, warningsBeyond, answered } = await register(principal, body, false, answerOf);
+      return { warnings, warningsBeyond, answered };
     },
 
     /** Each document of a batch signed on its own, with a result each (batch.ts). */
