@@ -93,22 +93,27 @@ export function cpuMs(pid: number | undefined): number | undefined {
 
 /**
  * CPU time (ms) PostgreSQL's server processes on this machine have used so far (its backends, WAL
- * writer, checkpointer and the rest, by their command name); undefined off Linux. What a request
- * costs the database, which the API processes' CPU leaves out.
+ * writer, checkpointer and the rest, by their command name), those that have ended included (the
+ * postmaster's reaped children's time): what a request costs the database, which the API processes'
+ * CPU leaves out. Undefined off Linux.
  */
 export function postgresCpuMs(): number | undefined {
   if (!fs.existsSync("/proc/self/stat")) return undefined;
-  let ms = 0;
+  const tick = 1000 / 100; // USER_HZ, as in statOf
+  let ticks = 0;
   for (const entry of fs.readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      if (fs.readFileSync(`/proc/${entry}/comm`, "utf8").trim() !== "postgres") continue;
+      const text = fs.readFileSync(`/proc/${entry}/stat`, "utf8");
+      if (text.slice(text.indexOf("(") + 1, text.lastIndexOf(")")) !== "postgres") continue;
+      // utime, stime, and the time of its children it has waited for (cutime, cstime).
+      const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
+      for (const at of [11, 12, 13, 14]) ticks += Number(fields[at]);
     } catch {
-      continue; // gone between the listing and the read
+      // gone between the listing and the read
     }
-    ms += statOf(`/proc/${entry}/stat`)?.ms ?? 0;
   }
-  return ms;
+  return ticks * tick;
 }
 
 /**

@@ -102,8 +102,9 @@ const ANSWER_COLUMNS = [
 
 /**
  * Texts compiled by the query builder once for their engine (and row count), then run with their
- * values in order: built and compiled for every keyed sign, a statement cost the event loop more
- * than the round trip it saved (as insertRows says of the inserts).
+ * values in order, as insertRows does for a sign's inserts: built with the builder, each of these
+ * statements made a node and a frozen object for every value, and compiled them again, for every
+ * keyed sign.
  */
 const texts = new Map<string, string>();
 function compiledOnce(key: string, compile: () => string): string {
