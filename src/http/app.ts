@@ -27,6 +27,11 @@ declare module "fastify" {
     failureMessage?: string;
     /** A JSON object body may reach the handler unparsed, as a JsonText (json-text.ts). */
     deferredJson?: boolean;
+    /**
+     * An Idempotency-Key sent with such a body is claimed by the handler, once the body is
+     * checked (`claimAfterCheck` in idempotency/hook.ts), not before it runs.
+     */
+    claimAfterCheck?: boolean;
   }
 }
 

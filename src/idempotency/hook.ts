@@ -100,6 +100,28 @@ type Held = {
 const held = new WeakMap<FastifyRequest, Held>();
 
 /**
+ * The claims of requests whose route claims the key itself (`claimAfterCheck`), by request: given
+ * the body's fingerprint, false once the key is claimed, true when a replay was sent instead.
+ */
+const deferred = new WeakMap<FastifyRequest, (fingerprint: string) => Promise<boolean>>();
+
+/**
+ * For a route configured `claimAfterCheck` that received a JSON body unparsed (JsonText) with an
+ * Idempotency-Key: the claim of its key, for the handler to make once the body is checked, with
+ * the fingerprint the preparation thread worked out as it parsed the body for the check, instead
+ * of the event loop parsing and canonicalizing it first for the fingerprint alone. The claim
+ * answers as this hook would have answered before the handler (false: claimed, the handler goes
+ * on; true: a replay was sent, the handler returns the reply; or it throws 409, 422, 429).
+ * A body refused by its check is to claim the key too, before its refusal is sent, so that the
+ * refusal is kept and repeated as any answer is. Undefined for any other request.
+ */
+export function claimAfterCheck(
+  request: FastifyRequest,
+): ((fingerprint: string) => Promise<boolean>) | undefined {
+  return deferred.get(request);
+}
+
+/**
  * For a route that stores its success's answer with the writes of its work, in their transaction
  * (a sign: group-commit.ts), instead of in a statement and a commit of its own before the answer
  * leaves: given the 200 answer's body, the answer to store with the work (undefined when it is over
@@ -121,8 +143,9 @@ export function answerInside(
 
 /**
  * Route options that make a route honour Idempotency-Key: spread into the options of each route
- * that opts in. The key is claimed before the body is validated, so a request refused as invalid
- * is answered the same way when repeated.
+ * that opts in. The key is claimed before the body is validated (or, with `claimAfterCheck`, before
+ * the refusal of a body its check refused is sent), so a request refused as invalid is answered
+ * the same way when repeated.
  */
 export function idempotent(
   idempotency: Pick<IdempotencyService, "begin" | "complete" | "release" | "answeredWith">,
@@ -131,12 +154,18 @@ export function idempotent(
     async preValidation(request: FastifyRequest, reply: FastifyReply) {
       const raw = request.headers[IDEMPOTENCY_HEADER];
       if (raw === undefined) return;
+      // A body its route checks before the key is claimed stays unparsed here (`claimAfterCheck`).
+      const deferring =
+        request.body instanceof JsonText && request.routeOptions.config?.claimAfterCheck === true;
       // A body left unparsed (JsonText) is parsed before anything else here, as the body parser
       // would have parsed it: one that does not parse is refused as such, before the key is read.
-      const parsed = request.body instanceof JsonText ? await request.body.value() : request.body;
+      const parsed =
+        request.body instanceof JsonText && !deferring ? await request.body.value() : request.body;
       const key = Array.isArray(raw) ? raw.join(", ") : raw;
       const problem = keyProblem(key);
       if (problem) {
+        // The same precedence for a body left unparsed: one that does not parse is refused as such.
+        if (deferring) await (request.body as JsonText).value();
         throw new DomainError("invalid_request", {
           message: request.routeOptions.config?.failureMessage ?? "Invalid request",
           details: `the Idempotency-Key header ${problem}`,
@@ -149,33 +178,43 @@ export function idempotent(
           ],
         });
       }
-      // The connection closing before the answer: the client gave up (and may be retrying).
-      const gone = new AbortController();
-      const away = () => gone.abort();
-      reply.raw.once("close", away);
-      const begun = await idempotency
-        .begin(
-          {
-            businessId: request.principal.businessId,
-            key,
-            route: `${request.method} ${request.routeOptions.url}`,
-            fingerprint: await fingerprint(parsed),
-          },
-          gone.signal,
-        )
-        .finally(() => reply.raw.off("close", away));
-      if (begun.kind === "claimed") {
-        held.set(request, { claim: begun.claim, ...(begun.replaces ? { replaces: begun.replaces } : {}) });
+      // True when the key's earlier answer was sent instead (a replay). Not the reply itself: it
+      // is a thenable, which an async function's promise would wait for and resolve to undefined.
+      const claimWith = async (print: string): Promise<boolean> => {
+        // The connection closing before the answer: the client gave up (and may be retrying).
+        const gone = new AbortController();
+        const away = () => gone.abort();
+        reply.raw.once("close", away);
+        const begun = await idempotency
+          .begin(
+            {
+              businessId: request.principal.businessId,
+              key,
+              route: `${request.method} ${request.routeOptions.url}`,
+              fingerprint: print,
+            },
+            gone.signal,
+          )
+          .finally(() => reply.raw.off("close", away));
+        if (begun.kind === "claimed") {
+          held.set(request, { claim: begun.claim, ...(begun.replaces ? { replaces: begun.replaces } : {}) });
+          return false;
+        }
+        const { status, body, retryAfter } = begun.answer;
+        if (retryAfter !== null) void reply.header("retry-after", String(retryAfter));
+        void reply
+          .header(REPLAYED_HEADER, "true")
+          .code(status)
+          .type("application/json; charset=utf-8")
+          .send(body);
+        return true;
+      };
+      if (deferring) {
+        deferred.set(request, claimWith);
         return;
       }
-      const { status, body, retryAfter } = begun.answer;
-      if (retryAfter !== null) void reply.header("retry-after", String(retryAfter));
       // Returning the reply ends the request here: the route's handler does not run.
-      return reply
-        .header(REPLAYED_HEADER, "true")
-        .code(status)
-        .type("application/json; charset=utf-8")
-        .send(body);
+      if (await claimWith(await fingerprint(parsed))) return reply;
     },
 
     async onError(request: FastifyRequest, _reply: FastifyReply, error: unknown) {

@@ -3,7 +3,6 @@ import { type TSchema, Type } from "typebox";
 import type { InvoicePdfs } from "../documents/pdf/service.ts";
 import { InvoiceDocument } from "../documents/schema.ts";
 import type { UblReader } from "../documents/ubl/ubl-in.ts";
-import type { Violation } from "../errors.ts";
 import { clientGone } from "../http/client-gone.ts";
 import { action, sendPdf, withWarnings } from "../http/envelope.ts";
 import { EXAMPLES } from "../http/examples.ts";
@@ -16,7 +15,7 @@ import {
   responses,
 } from "../http/openapi.ts";
 import { acceptXmlBodies } from "../http/xml-body.ts";
-import { answerInside, IdempotencyHeaders, idempotent, ReplayedHeader } from "../idempotency/hook.ts";
+import { claimAfterCheck, IdempotencyHeaders, idempotent, ReplayedHeader } from "../idempotency/hook.ts";
 import type { IdempotencyService } from "../idempotency/idempotency-service.ts";
 import {
   BatchResult,
@@ -30,6 +29,7 @@ import {
   UpdateBody,
 } from "./invoice-route-schemas.ts";
 import { registered, ublRoutes } from "./invoice-ubl-routes.ts";
+import { answerOf, signAnswer, signClaimingAfterCheck } from "./keyed-sign-routes.ts";
 import type { PaymentService } from "./payments/payment-service.ts";
 import type { InvoiceQueries } from "./records/invoice-queries.ts";
 import { BATCH_BODY_LIMIT, BATCH_MAX_DOCUMENTS } from "./registration/batch-limits.ts";
@@ -138,25 +138,21 @@ function registrationRoutes(
       },
       ...checkedByService,
       ...keyed,
-      config: invoiceFailure("invoice.sign"),
+      // Its Idempotency-Key claimed once the body is checked (signClaimingAfterCheck).
+      config: { ...invoiceFailure("invoice.sign"), claimAfterCheck: true },
     },
     async (request, reply) => {
-      const success = (warnings: Violation[], beyond: number) =>
-        withWarnings(action("Invoice signed successfully", []), warnings, beyond);
-      // With an Idempotency-Key, the answer is stored with the invoice (answerInside), as the
-      // body that is then sent. Not for UBL: its warnings are located after the sign.
-      const inside = Buffer.isBuffer(request.body) ? undefined : answerInside(request);
-      const answerOf =
-        inside &&
-        ((warnings: Violation[], beyond: number) => {
-          const body = reply.serialize(success(warnings, beyond));
-          return typeof body === "string" ? inside(body) : undefined;
-        });
+      const claim = claimAfterCheck(request);
+      if (claim) return signClaimingAfterCheck(request, reply, invoices, claim);
       const { warnings, warningsBeyond, answered } = await registered(ubl, request, (document) =>
-        invoices.sign(request.principal, document, answerOf),
+        // Not for UBL: its warnings are located after the sign, so its answer is stored after it.
+        invoices.sign(
+          request.principal,
+          document,
+          Buffer.isBuffer(request.body) ? undefined : answerOf(request, reply),
+        ),
       );
-      if (answered !== undefined) return reply.type("application/json; charset=utf-8").send(answered);
-      return success(warnings, warningsBeyond);
+      return signAnswer(reply, warnings, warningsBeyond, answered);
     },
   );
 

@@ -4,6 +4,7 @@ import { sql } from "kysely";
 import pino from "pino";
 import { fingerprint } from "../../src/idempotency/fingerprint.ts";
 import { sameDocument } from "../../src/invoices/registration/duplicates.ts";
+import { JsonText } from "../../src/json-text.ts";
 import { type Context, createContext, createServer } from "../../src/main.ts";
 import { createWorker } from "../../src/outbox/worker.ts";
 import {
@@ -172,6 +173,29 @@ test(`Idempotency-Key on ${ENGINE}: the sign writes its answer in its own transa
   );
 });
 
+test(`Idempotency-Key on ${ENGINE}: a sign's body is fingerprinted by the preparation thread as it reads it, as the event loop would`, async (t) => {
+  const { ctx } = await build(t);
+  const a = await tenant(ctx);
+  const principal = { businessId: a.business_id, apiKey: a.api_key };
+  const invoice = freshInvoice(a);
+  const unparsed = (text: string) => new JsonText(text, async () => JSON.parse(text));
+  const expected = await fingerprint(invoice);
+
+  const checked = await ctx.invoices.checkSign(principal, unparsed(JSON.stringify(invoice)));
+  assert.equal(checked.fingerprint, expected);
+  // Another key order and layout: the same fingerprint.
+  assert.equal(
+    (await ctx.invoices.checkSign(principal, unparsed(reshuffled(invoice)))).fingerprint,
+    expected,
+  );
+  // A body the event loop parsed: none from the thread, the caller works it out.
+  assert.equal((await ctx.invoices.checkSign(principal, invoice)).fingerprint, undefined);
+  // Checked is not stored: the commit stores it.
+  assert.deepEqual(await storedIrns(ctx, a.business_id), []);
+  await checked.commit();
+  assert.deepEqual(await storedIrns(ctx, a.business_id), [invoice.irn]);
+});
+
 test(`Idempotency-Key on ${ENGINE}: a refused invoice is answered the same 400 again; a batch the same results`, async (t) => {
   const { app, ctx } = await build(t);
   const a = await tenant(ctx);
@@ -231,6 +255,11 @@ test(`Idempotency-Key on ${ENGINE}: reused with another body or on another route
   assert.match(body.error.details, /'k-42' was used with a different request body on /);
   assert.ok(body.error.details.includes(firstUse), body.error.details);
   assert.equal(reused.headers["idempotent-replayed"], undefined);
+  // With a body refused by its check as well: the key answers first (a sign's key is claimed once
+  // the body is checked, and a refused body claims it before its refusal is sent).
+  const invalid = await post(app, "sign", a, { ...other, issue_date: "not-a-date" }, "k-42");
+  assert.equal(invalid.statusCode, 422, invalid.body);
+  assert.equal(invalid.json().message, "Idempotency-Key reused");
 
   for (const path of ["sign-transmit", "batch/sign"]) {
     const elsewhere = await post(app, path, a, path === "batch/sign" ? { invoices: [other] } : other, "k-42");

@@ -59,9 +59,9 @@ export function preparer(keys: PreparationKeys, options: { thread: boolean }): P
       pool.pump();
       return prepared;
     },
-    check({ body, text, ctx, sign, owner, knownProducts }) {
+    check({ body, text, ctx, sign, owner, fingerprint, knownProducts }) {
       const answered = queue.submit({
-        check: { body, text, ctx, sign, owner },
+        check: { body, text, ctx, sign, owner, fingerprint },
         knownProducts,
       }) as Promise<CheckAnswer>;
       pool.pump();

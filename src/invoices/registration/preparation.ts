@@ -10,6 +10,7 @@ import { answerOf, catalogKept, type ValidationAnswer } from "../../documents/va
 import type { RuleContext } from "../../documents/validation/rules/types.ts";
 import { isObject } from "../../documents/validation/rules/types.ts";
 import { isLargeDocument, validateInvoice } from "../../documents/validation/validation.ts";
+import { fingerprintWhole } from "../../idempotency/fingerprint.ts";
 import { type DocumentFacts, documentFacts } from "./facts.ts";
 
 /** What a sign needs worked out for a document before the chain is locked. */
@@ -49,9 +50,16 @@ export type CheckInput = {
    * (`business_id`, in any letter case); the answer says what it claimed.
    */
   owner?: string | undefined;
+  /**
+   * With a text: the body's Idempotency-Key fingerprint (fingerprint.ts) is wanted, worked out
+   * from the value parsed here, before the check, which may change it.
+   */
+  fingerprint?: boolean | undefined;
 };
 
 export type CheckAnswer = ValidationAnswer & {
+  /** With `fingerprint`, of a text read here. */
+  fingerprint?: string;
   prepared?: Preparation;
   /** With `owner`: the document's `business_id` when it is a string. */
   claimed?: string;
@@ -120,6 +128,7 @@ export function preparation(keys: PreparationKeys): (job: PreparationJob) => Pre
     const knownProducts = catalog(job.check.products);
     const body = text === undefined ? job.check.body : readText(text, owner);
     if (body === UNREAD) return UNREAD_ANSWER;
+    const print = text !== undefined && job.check.fingerprint ? fingerprintWhole(body) : undefined;
     let { business } = ctx;
     let claimed: string | undefined;
     if (owner !== undefined) {
@@ -130,6 +139,7 @@ export function preparation(keys: PreparationKeys): (job: PreparationJob) => Pre
     const result = validateInvoice(body, { business, strictSupplier: ctx.strictSupplier, knownProducts });
     const answer: CheckAnswer = answerOf(body, result);
     if (claimed !== undefined) answer.claimed = claimed;
+    if (print !== undefined) answer.fingerprint = print;
     // Only the business the document claims, and its caller's, signs it (register.ts, accepted).
     if (sign && result.errors.length === 0 && business !== undefined) {
       const document = result.document as InvoiceDocument;

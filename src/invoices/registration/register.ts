@@ -25,7 +25,8 @@ import type { Preparer } from "./preparation-pool.ts";
 
 const INVALID_INVOICE = "Failed to validate invoice";
 
-type Checking = { single?: boolean; signing?: boolean };
+/** `fingerprint`: of a text checked on the preparation thread, its Idempotency-Key fingerprint too. */
+type Checking = { single?: boolean; signing?: boolean; fingerprint?: boolean };
 
 /**
  * A document that passed its check: for whom, its warnings, what the sign's row takes from it, and
@@ -40,6 +41,8 @@ type Checked = {
   facts: DocumentFacts | undefined;
   document: () => Promise<InvoiceDocument>;
   ready: { prepared: Preparation; signedAt: string } | undefined;
+  /** With `fingerprint`, when the preparation thread read the text. */
+  fingerprint?: string | undefined;
 };
 
 /**
@@ -175,6 +178,7 @@ export function invoiceRegistration(deps: {
       knownProducts,
       owner: principal.businessId,
       sign: how.signing && business ? { certificate: business.certificate, signedAt } : undefined,
+      fingerprint: how.fingerprint,
     });
     if (answer.unread) return check(principal, await body.value(), how);
     const { claimed } = answer;
@@ -201,6 +205,7 @@ export function invoiceRegistration(deps: {
       facts: answer.facts,
       document: read,
       ready: answer.prepared && { prepared: answer.prepared, signedAt },
+      fingerprint: answer.fingerprint,
     };
   }
 
@@ -344,6 +349,23 @@ export function invoiceRegistration(deps: {
     async sign(principal: Principal, body: unknown, answerOf?: AnswerOf) {
       const { warnings, warningsBeyond, answered } = await register(principal, body, false, answerOf);
       return { warnings, warningsBeyond, answered };
+    },
+
+    /**
+     * A sign in two steps, for one whose Idempotency-Key is claimed between them: checked and
+     * prepared (throws as `sign` for a document refused), with the body's fingerprint when the
+     * preparation thread parsed it (else undefined: the caller works it out); then stored by
+     * `commit`, as `sign` stores it.
+     */
+    async checkSign(principal: Principal, body: unknown) {
+      const checked = await check(principal, body, { single: true, signing: true, fingerprint: true });
+      return {
+        fingerprint: checked.fingerprint,
+        async commit(answerOf?: AnswerOf) {
+          const { warnings, warningsBeyond, answered } = await commit(principal, checked, false, answerOf);
+          return { warnings, warningsBeyond, answered };
+        },
+      };
     },
 
     /** Each document of a batch signed on its own, with a result each (batch.ts). */

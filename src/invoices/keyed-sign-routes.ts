@@ -1,0 +1,69 @@
+import type { FastifyReply, FastifyRequest } from "fastify";
+import type { Violation } from "../errors.ts";
+import { action, withWarnings } from "../http/envelope.ts";
+import { fingerprint } from "../idempotency/fingerprint.ts";
+import { answerInside } from "../idempotency/hook.ts";
+import { JsonText } from "../json-text.ts";
+import type { AnswerOf, InvoiceRegistration } from "./registration/register.ts";
+
+/*
+ * A sign's answer and its Idempotency-Key: stored with the invoice, in the group commit's
+ * transaction, and the key claimed once the body is checked.
+ */
+
+export const signed = (warnings: Violation[], beyond: number) =>
+  withWarnings(action("Invoice signed successfully", []), warnings, beyond);
+
+/**
+ * With an Idempotency-Key, a sign's answer is stored with its invoice, in the group commit's
+ * transaction (answerInside): the body the route then sends as it is (`signAnswer`).
+ */
+export function answerOf(request: FastifyRequest, reply: FastifyReply): AnswerOf | undefined {
+  const inside = answerInside(request);
+  return (
+    inside &&
+    ((warnings, beyond) => {
+      const body = reply.serialize(signed(warnings, beyond));
+      return typeof body === "string" ? inside(body) : undefined;
+    })
+  );
+}
+
+/** A sign's success: the body stored with it as it is, else built and serialized as any answer. */
+export function signAnswer(
+  reply: FastifyReply,
+  warnings: Violation[],
+  beyond: number,
+  answered: string | undefined,
+) {
+  if (answered !== undefined) return reply.type("application/json; charset=utf-8").send(answered);
+  return signed(warnings, beyond);
+}
+
+/**
+ * A keyed JSON sign whose key is claimed once its body is checked (claimAfterCheck): the
+ * preparation thread works the fingerprint out as it parses the body for the check, where the event
+ * loop parsed and canonicalized the body for the fingerprint alone. A body refused by the check
+ * claims the key with the fingerprint worked out here, so that its refusal is kept and repeated as
+ * before; a key held by another request answers as it did before the check (its answer replayed, or
+ * 409, 422, 429), and the checked document is dropped unsigned.
+ */
+export async function signClaimingAfterCheck(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  invoices: InvoiceRegistration,
+  claim: (fingerprint: string) => Promise<boolean>,
+) {
+  const body = request.body;
+  const parsed = () => (body instanceof JsonText ? body.value() : Promise.resolve(body));
+  let checked: Awaited<ReturnType<InvoiceRegistration["checkSign"]>>;
+  try {
+    checked = await invoices.checkSign(request.principal, body);
+  } catch (err) {
+    if (await claim(await fingerprint(await parsed()))) return reply;
+    throw err;
+  }
+  if (await claim(checked.fingerprint ?? (await fingerprint(await parsed())))) return reply;
+  const { warnings, warningsBeyond, answered } = await checked.commit(answerOf(request, reply));
+  return signAnswer(reply, warnings, warningsBeyond, answered);
+}
