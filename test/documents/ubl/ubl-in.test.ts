@@ -143,6 +143,42 @@ describe("UBL 2.1 in: the three real examples", () => {
 });
 
 describe("UBL 2.1 both ways", () => {
+  test("a UBL sign with an Idempotency-Key: its answer stored after the sign, replayed byte for byte", async (t) => {
+    const { app, ctx } = await build(t, { EINVOICE_UBL_SCHEMAS: UBL_SCHEMAS });
+    const who = await tenant(ctx);
+    const json = fixture("invoice-full", who);
+    const first = await app.inject({
+      method: "POST",
+      url: `${PREFIX}/sign`,
+      headers: who.headers,
+      payload: json,
+    });
+    assert.equal(first.statusCode, 200, first.body);
+    const xml = (await app.inject({ url: `${PREFIX}/${String(json.irn)}.xml`, headers: who.headers })).body;
+    // The same invoice as UBL, under an IRN of its own.
+    const irn = String(json.irn).replace(/^[^-]+/, "UBLKEY1");
+    const sign = () =>
+      app.inject({
+        method: "POST",
+        url: `${PREFIX}/sign?irn=${encodeURIComponent(irn)}`,
+        headers: { ...who.headers, ...XML, "idempotency-key": "ubl-keyed" },
+        payload: xml,
+      });
+    const signed = await sign();
+    assert.equal(signed.statusCode, 200, signed.body);
+    assert.equal(signed.headers["idempotent-replayed"], undefined);
+    const again = await sign();
+    assert.equal(again.statusCode, 200, again.body);
+    assert.equal(again.headers["idempotent-replayed"], "true");
+    assert.equal(again.body, signed.body);
+    const irns = await ctx.db
+      .selectFrom("invoices")
+      .select("irn")
+      .where("business_id", "=", who.business_id)
+      .execute();
+    assert.deepEqual(irns.map((row) => row.irn).sort(), [String(json.irn), irn].sort());
+  });
+
   test("a document written as UBL signs, is had back as UBL, and converts to the signed document", async (t) => {
     const { app, ctx } = await build(t, { EINVOICE_UBL_SCHEMAS: UBL_SCHEMAS });
     const who = await tenant(ctx);
