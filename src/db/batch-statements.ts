@@ -84,8 +84,24 @@ function compiledOf(tx: Executor, statement: Statement): CompiledQuery {
   return statement;
 }
 
-/** Texts of multi-row inserts, by engine, table, columns and row count (see insertRows). */
-const insertTexts = new Map<string, string>();
+/** Statement texts compiled once, by what they were compiled for (see `compiledOnce`). */
+const texts = new Map<string, string>();
+
+/**
+ * The text `key` names, compiled by `compile` the first time it is asked for: statements built with
+ * the query builder for every run make a node and a frozen object for every value and compile them
+ * again, on hot paths (a sign's inserts, a keyed sign's answer). The key names the engine and the
+ * statement's shape (table, columns, row count); the values go with the text in its placeholders'
+ * order.
+ */
+export function compiledOnce(key: string, compile: () => string): string {
+  let text = texts.get(key);
+  if (text === undefined) {
+    text = compile();
+    texts.set(key, text);
+  }
+  return text;
+}
 
 /**
  * The statements that insert `rows` into `table` (one a chunk, as chunksFor splits them), each
@@ -101,17 +117,15 @@ export function insertRows<T extends keyof Database & string, C extends keyof Da
   rows: ReadonlyArray<Record<C, unknown>>,
 ): CompiledQuery[] {
   return chunksFor(tx, rows).map((chunk) => {
-    const key = `${engineOf(tx)}\u0000${table}\u0000${columns.join(",")}\u0000${chunk.length}`;
-    let text = insertTexts.get(key);
-    if (text === undefined) {
+    const key = `${engineOf(tx)}\u0000insert\u0000${table}\u0000${columns.join(",")}\u0000${chunk.length}`;
+    const text = compiledOnce(key, () => {
       const row = Object.fromEntries(columns.map((column) => [column, null]));
       const values = Array.from({ length: chunk.length }, () => row);
-      text = tx
+      return tx
         .insertInto(table)
         .values(values as never)
         .compile().sql;
-      insertTexts.set(key, text);
-    }
+    });
     const parameters: unknown[] = [];
     for (const each of chunk)
       for (const column of columns) {

@@ -1,9 +1,10 @@
 import { CompiledQuery, sql } from "kysely";
-import { chunksFor, type Statement } from "../db/batch-statements.ts";
+import { chunksFor, compiledOnce, type Statement } from "../db/batch-statements.ts";
 import { type Db, type Executor, engineOf } from "../db/database.ts";
 import { PLANNED_EACH_TIME } from "../db/postgres-statements.ts";
 import type { IdempotencyKeyTable } from "../db/schema.ts";
 import type { KeptAnswer } from "./answers.ts";
+import { type UsageStatements, usageStatements, usageUpsertText } from "./usage-statements.ts";
 
 export type KeyRow = IdempotencyKeyTable;
 /** Which key: a business's own. */
@@ -29,66 +30,6 @@ export const CLAIMS_PER_STATEMENT = 64;
 /** A key's primary key, from anything that names one. */
 const byId = (id: KeyId) => ({ business_id: id.business_id, idempotency_key: id.idempotency_key }) as const;
 
-/** The bytes of answers each business's keys keep, by 15-minute slot (see the service's quota). */
-function usageStatements(db: Db) {
-  /** Adds `bytes` to what a business's keys keep, in the slot of the time they were stored in. */
-  const addUsage = async (businessId: string, slot: number, bytes: number, tx: Executor = db) => {
-    await tx
-      .insertInto("idempotency_usage")
-      .values({ business_id: businessId, slot, bytes })
-      .onConflict((oc) =>
-        oc
-          .columns(["business_id", "slot"])
-          .doUpdateSet({ bytes: sql`idempotency_usage.bytes + excluded.bytes` }),
-      )
-      .execute();
-  };
-  return {
-    /**
-     * Adds to several businesses' usage, a statement a row, in the order of their ids (the order
-     * PostgreSQL's statement takes them in too). `storeAnswers` counts a batch's answers with this
-     * on SQLite, and in the statement that stores them on PostgreSQL.
-     */
-    async addUsages(rows: readonly { businessId: string; slot: number; bytes: number }[], tx: Executor = db) {
-      const ordered = [...rows].sort((a, b) =>
-        a.businessId < b.businessId ? -1 : a.businessId > b.businessId ? 1 : 0,
-      );
-      for (const { businessId, slot, bytes } of ordered) await addUsage(businessId, slot, bytes, tx);
-    },
-
-    /**
-     * What each business's keys keep in the slots from `fromSlot` on, and the oldest of those
-     * slots, in one statement (the quota checks of one turn of the event loop: on PostgreSQL a
-     * round trip per request was a third of a keyed sign's statements).
-     */
-    async usages(businessIds: readonly string[], fromSlot: number, tx: Executor = db) {
-      const found = new Map<string, { bytes: number; oldest: number | null }>();
-      for (const chunk of chunksFor(tx, [...new Set(businessIds)])) {
-        const rows = await tx
-          .selectFrom("idempotency_usage")
-          .select((eb) => [
-            "business_id",
-            eb.fn.sum<number | string | null>("bytes").as("bytes"),
-            eb.fn.min("slot").as("oldest"),
-          ])
-          .where("business_id", "in", chunk)
-          .where("slot", ">=", fromSlot)
-          .groupBy("business_id")
-          .execute();
-        for (const row of rows)
-          found.set(row.business_id, { bytes: Number(row.bytes ?? 0), oldest: row.oldest });
-      }
-      return businessIds.map((id) => found.get(id) ?? { bytes: 0, oldest: null });
-    },
-
-    /** Forgets the usage of the slots before `slot`; answers how many rows went. */
-    async deleteUsageBefore(slot: number, tx: Executor = db): Promise<number> {
-      const result = await tx.deleteFrom("idempotency_usage").where("slot", "<", slot).executeTakeFirst();
-      return Number(result.numDeletedRows);
-    },
-  };
-}
-
 /** The columns of a key's answer, in the order `answerUpdateText` takes their values. */
 const ANSWER_COLUMNS = [
   "status",
@@ -100,25 +41,9 @@ const ANSWER_COLUMNS = [
   "replay",
 ] as const satisfies readonly (keyof Answer)[];
 
-/**
- * Texts compiled by the query builder once for their engine (and row count), then run with their
- * values in order, as insertRows does for a sign's inserts: built with the builder, each of these
- * statements made a node and a frozen object for every value, and compiled them again, for every
- * keyed sign.
- */
-const texts = new Map<string, string>();
-function compiledOnce(key: string, compile: () => string): string {
-  let text = texts.get(key);
-  if (text === undefined) {
-    text = compile();
-    texts.set(key, text);
-  }
-  return text;
-}
-
 /** A key's answer stored where its claim still holds it: the answer's values, then the key's and claim's. */
 function answerUpdateText(tx: Executor): string {
-  return compiledOnce(`${engineOf(tx)}\u0000answer`, () => {
+  return compiledOnce(`${engineOf(tx)}\u0000idempotency answer`, () => {
     const answer = Object.fromEntries(ANSWER_COLUMNS.map((column) => [column, null]));
     return tx
       .updateTable("idempotency_keys")
@@ -130,25 +55,8 @@ function answerUpdateText(tx: Executor): string {
   });
 }
 
-/** Bytes added to `rows` businesses' usage in a slot: business id, slot and bytes a row. */
-function usageUpsertText(tx: Executor, rows: number): string {
-  return compiledOnce(
-    `${engineOf(tx)}\u0000usage\u0000${rows}`,
-    () =>
-      tx
-        .insertInto("idempotency_usage")
-        .values(Array.from({ length: rows }, () => ({ business_id: "", slot: 0, bytes: 0 })))
-        .onConflict((oc) =>
-          oc
-            .columns(["business_id", "slot"])
-            .doUpdateSet({ bytes: sql`idempotency_usage.bytes + excluded.bytes` }),
-        )
-        .compile().sql,
-  );
-}
-
 /** Storing the answers of the requests that hold their keys, with the bytes they keep. */
-function answerStatements(db: Db, usage: ReturnType<typeof usageStatements>) {
+function answerStatements(db: Db, usage: UsageStatements) {
   /** Stores the answer of the request whose claim still holds the key; false when it lost it. */
   const complete = async (
     id: KeyId & Pick<KeyRow, "claim">,
@@ -272,7 +180,7 @@ const unflushed = (options: { flush?: boolean }) =>
     : sql``;
 
 /** Claiming keys nobody holds, alone or with their businesses' quota checked in the same statement. */
-function claimStatements(db: Db, usage: ReturnType<typeof usageStatements>) {
+function claimStatements(db: Db, usage: UsageStatements) {
   const insertClaims = async (rows: readonly KeyRow[], tx: Executor = db): Promise<boolean[]> => {
     const won = new Set<string>();
     for (const chunk of chunksFor(tx, rows, CLAIMS_PER_STATEMENT)) {

@@ -3,7 +3,7 @@ import type { Violation } from "../errors.ts";
 import { action, withWarnings } from "../http/envelope.ts";
 import { fingerprint } from "../idempotency/fingerprint.ts";
 import { answerInside } from "../idempotency/hook.ts";
-import { JsonText } from "../json-text.ts";
+import type { JsonText } from "../json-text.ts";
 import type { AnswerOf, InvoiceRegistration } from "./registration/register.ts";
 
 /*
@@ -11,7 +11,7 @@ import type { AnswerOf, InvoiceRegistration } from "./registration/register.ts";
  * transaction, and the key claimed once the body is checked.
  */
 
-export const signed = (warnings: Violation[], beyond: number) =>
+const signed = (warnings: Violation[], beyond: number) =>
   withWarnings(action("Invoice signed successfully", []), warnings, beyond);
 
 /**
@@ -54,8 +54,9 @@ export async function signClaimingAfterCheck(
   invoices: InvoiceRegistration,
   claim: (fingerprint: string) => Promise<boolean>,
 ) {
-  const body = request.body;
-  const parsed = () => (body instanceof JsonText ? body.value() : Promise.resolve(body));
+  // The hook defers the claim only for a body left unparsed (claimAfterCheck).
+  const body = request.body as JsonText;
+  const parsed = () => body.value();
   let checked: Awaited<ReturnType<InvoiceRegistration["checkSign"]>>;
   try {
     checked = await invoices.checkSign(request.principal, body);
