@@ -52,6 +52,16 @@ function reshuffled(value: unknown): string {
   return JSON.stringify(reverse(value), null, 3);
 }
 
+/** What a business's keys keep, in bytes, a slot each. */
+async function usageBytes(ctx: Context, businessId: string): Promise<number[]> {
+  const rows = await ctx.db
+    .selectFrom("idempotency_usage")
+    .select("bytes")
+    .where("business_id", "=", businessId)
+    .execute();
+  return rows.map((row) => Number(row.bytes));
+}
+
 async function keyRows(ctx: Context, businessId: string) {
   return ctx.db.selectFrom("idempotency_keys").selectAll().where("business_id", "=", businessId).execute();
 }
@@ -103,15 +113,7 @@ test(`Idempotency-Key on ${ENGINE}: a sign's answer is stored with the invoice, 
   );
   const [row] = await keyRows(ctx, a.business_id);
   assert.equal(row?.response, first.body);
-  const usage = await ctx.db
-    .selectFrom("idempotency_usage")
-    .select("bytes")
-    .where("business_id", "=", a.business_id)
-    .execute();
-  assert.deepEqual(
-    usage.map((u) => Number(u.bytes)),
-    [Buffer.byteLength(first.body)],
-  );
+  assert.deepEqual(await usageBytes(ctx, a.business_id), [Buffer.byteLength(first.body)]);
 
   const again = await post(app, "sign", a, reshuffled(invoice), "with-warnings");
   assert.equal(again.statusCode, 200);
@@ -134,6 +136,13 @@ test(`Idempotency-Key on ${ENGINE}: the sign writes its answer in its own transa
     assert.equal(begun.kind, "claimed");
     return (begun as Extract<typeof begun, { kind: "claimed" }>).claim;
   };
+  const answerOfKey = (key: string) =>
+    ctx.db
+      .selectFrom("idempotency_keys")
+      .select(["status", "response"])
+      .where("business_id", "=", a.business_id)
+      .where("idempotency_key", "=", key)
+      .executeTakeFirst();
   const body = '{"status":true,"code":200,"message":"Invoice signed successfully","data":[]}';
   const invoice = freshInvoice(a);
 
@@ -141,13 +150,7 @@ test(`Idempotency-Key on ${ENGINE}: the sign writes its answer in its own transa
   const claim = await claimed("in-the-sign");
   const signed = await ctx.invoices.sign(principal, invoice, () => ({ claim, status: 200, body }));
   assert.equal(signed.answered, body);
-  const stored = await ctx.db
-    .selectFrom("idempotency_keys")
-    .select(["status", "response"])
-    .where("business_id", "=", a.business_id)
-    .where("idempotency_key", "=", "in-the-sign")
-    .executeTakeFirst();
-  assert.deepEqual(stored, { status: 200, response: body });
+  assert.deepEqual(await answerOfKey("in-the-sign"), { status: 200, response: body });
 
   // The same IRN again: refused, nothing committed, so no answer stored with it.
   const refusedClaim = await claimed("refused");
@@ -155,22 +158,8 @@ test(`Idempotency-Key on ${ENGINE}: the sign writes its answer in its own transa
     ctx.invoices.sign(principal, invoice, () => ({ claim: refusedClaim, status: 200, body })),
     (err: { code?: string }) => err.code === "irn_exists",
   );
-  const refused = await ctx.db
-    .selectFrom("idempotency_keys")
-    .select(["status", "response"])
-    .where("business_id", "=", a.business_id)
-    .where("idempotency_key", "=", "refused")
-    .executeTakeFirst();
-  assert.deepEqual(refused, { status: null, response: null });
-  const usage = await ctx.db
-    .selectFrom("idempotency_usage")
-    .select("bytes")
-    .where("business_id", "=", a.business_id)
-    .execute();
-  assert.deepEqual(
-    usage.map((u) => Number(u.bytes)),
-    [Buffer.byteLength(body)],
-  );
+  assert.deepEqual(await answerOfKey("refused"), { status: null, response: null });
+  assert.deepEqual(await usageBytes(ctx, a.business_id), [Buffer.byteLength(body)]);
 });
 
 test(`Idempotency-Key on ${ENGINE}: a sign's body is fingerprinted by the preparation thread as it reads it, as the event loop would`, async (t) => {
