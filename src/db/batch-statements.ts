@@ -152,6 +152,18 @@ export async function read<T>(tx: Executor, query: Read<T>): Promise<T> {
 }
 
 /**
+ * A statement that writes and reads, to run before a batch's reads (`readTogether`'s `lead`): on
+ * PostgreSQL the WITH clauses (`clauses`, data-modifying among them) and a query over them
+ * (`query`), in the reads' one statement; elsewhere `alone`, run before the reads.
+ */
+export type Lead<T> = {
+  clauses: RawBuilder<unknown>;
+  query: RawBuilder<unknown>;
+  answer(rows: readonly Record<string, unknown>[]): T;
+  alone(tx: Executor): Promise<T>;
+};
+
+/**
  * Reads run together: on PostgreSQL as one statement, each read a subquery whose rows come back as
  * one JSON array (one round trip, where a sign batch made one a read before its chain lock, each
  * one that every sign of the batch waited for); on SQLite one after the other, in order. The
@@ -162,25 +174,45 @@ export async function readTogether<T extends readonly unknown[]>(
   tx: Executor,
   reads: { readonly [K in keyof T]: Read<T[K]> | (undefined extends T[K] ? undefined : never) },
 ): Promise<T> {
+  return (await readLed<undefined, T>(tx, undefined, reads)).reads;
+}
+
+/**
+ * `readTogether`, with a statement that writes (`lead`) run first: on PostgreSQL in the same
+ * statement, its query the first column of the row, so that its writes are done, and any wait for
+ * another transaction's rows is over, before a later column's subquery takes a row lock (a sign
+ * batch's claims of Idempotency-Keys, before its chains' locks: two batches never hold a chain and
+ * wait on a key in opposite orders).
+ */
+export async function readLed<L, T extends readonly unknown[]>(
+  tx: Executor,
+  lead: Lead<L> | undefined,
+  reads: { readonly [K in keyof T]: Read<T[K]> | (undefined extends T[K] ? undefined : never) },
+): Promise<{ led: L | undefined; reads: T }> {
   // A read left out (undefined) answers undefined.
   const list = reads as readonly (Read<unknown> | undefined)[];
   const given = list.filter((each) => each !== undefined);
   let answers: unknown[];
-  if (engineOf(tx) !== "postgres" || given.length < 2) {
+  let led: L | undefined;
+  if (engineOf(tx) !== "postgres" || given.length + (lead ? 1 : 0) < 2) {
+    if (lead) led = await lead.alone(tx);
     answers = [];
     for (const each of given) answers.push(await read(tx, each));
   } else {
-    const columns = given.map(
-      (each, i) =>
-        sql`(select coalesce(json_agg(q), '[]'::json) from (${each.query}) as q) as ${sql.ref(`r${i}`)}`,
-    );
-    const { rows } = await sql<
-      Record<string, Record<string, unknown>[]>
-    >`select ${sql.join(columns)}`.execute(tx);
+    const aggregated = (query: Compilable | RawBuilder<unknown>, name: string) =>
+      sql`(select coalesce(json_agg(q), '[]'::json) from (${query}) as q) as ${sql.ref(name)}`;
+    const columns = given.map((each, i) => aggregated(each.query, `r${i}`));
+    const { rows } = await sql<Record<string, Record<string, unknown>[]>>`${
+      lead ? sql`with ${lead.clauses} ` : sql``
+    }select ${sql.join(lead ? [aggregated(lead.query, "lead"), ...columns] : columns)}`.execute(tx);
     const [row] = rows;
     if (!row) throw new Error("a statement of reads answered no row");
+    if (lead) led = lead.answer(row.lead ?? []);
     answers = given.map((each, i) => each.answer(row[`r${i}`] ?? []));
   }
   let next = 0;
-  return list.map((each) => (each === undefined ? undefined : answers[next++])) as unknown as T;
+  return {
+    led,
+    reads: list.map((each) => (each === undefined ? undefined : answers[next++])) as unknown as T,
+  };
 }

@@ -100,24 +100,39 @@ type Held = {
 const held = new WeakMap<FastifyRequest, Held>();
 
 /**
- * The claims of requests whose route claims the key itself (`claimAfterCheck`), by request: given
- * the body's fingerprint, false once the key is claimed, true when a replay was sent instead.
+ * The key of a request whose route claims it itself (`claimAfterCheck`), once its body is checked,
+ * with the fingerprint the preparation thread worked out as it parsed the body for the check,
+ * instead of the event loop parsing and canonicalizing it first for the fingerprint alone.
  */
-const deferred = new WeakMap<FastifyRequest, (fingerprint: string) => Promise<boolean>>();
+export type DeferredClaim = {
+  /**
+   * Claims the key before the work: answers as this hook would have answered before the handler
+   * (false: claimed, the handler goes on; true: a replay was sent, the handler returns the reply;
+   * or it throws 409, 422, 429). A body refused by its check is to claim the key so too, before
+   * its refusal is sent, so that the refusal is kept and repeated as any answer is.
+   */
+  claim(fingerprint: string): Promise<boolean>;
+  /**
+   * The answer to claim the key with in the transaction of the work, the work's success (200)
+   * answering `body` (`claimWith`): undefined for a body over 1 KiB, to claim before the work.
+   */
+  claimWith(fingerprint: string, body: string): AnswerWith | undefined;
+  /**
+   * The key claimed with the work (`claimWith`, its `claiming.won`) is this request's from now:
+   * with `sent`, its answer is the one stored (the work committed, and the route sends `body`);
+   * without, the request's answer is stored as any answer.
+   */
+  hold(answer: AnswerWith, sent: boolean): void;
+};
+
+const deferred = new WeakMap<FastifyRequest, DeferredClaim>();
 
 /**
  * For a route configured `claimAfterCheck` that received a JSON body unparsed (JsonText) with an
- * Idempotency-Key: the claim of its key, for the handler to make once the body is checked, with
- * the fingerprint the preparation thread worked out as it parsed the body for the check, instead
- * of the event loop parsing and canonicalizing it first for the fingerprint alone. The claim
- * answers as this hook would have answered before the handler (false: claimed, the handler goes
- * on; true: a replay was sent, the handler returns the reply; or it throws 409, 422, 429).
- * A body refused by its check is to claim the key too, before its refusal is sent, so that the
- * refusal is kept and repeated as any answer is. Undefined for any other request.
+ * Idempotency-Key: its key, for the handler to claim (DeferredClaim). Undefined for any other
+ * request.
  */
-export function claimAfterCheck(
-  request: FastifyRequest,
-): ((fingerprint: string) => Promise<boolean>) | undefined {
+export function claimAfterCheck(request: FastifyRequest): DeferredClaim | undefined {
   return deferred.get(request);
 }
 
@@ -148,7 +163,7 @@ export function answerInside(
  * the same way when repeated.
  */
 export function idempotent(
-  idempotency: Pick<IdempotencyService, "begin" | "complete" | "release" | "answeredWith">,
+  idempotency: Pick<IdempotencyService, "begin" | "complete" | "release" | "answeredWith" | "claimWith">,
 ) {
   return {
     async preValidation(request: FastifyRequest, reply: FastifyReply) {
@@ -178,23 +193,21 @@ export function idempotent(
           ],
         });
       }
+      const keyed = (print: string) => ({
+        businessId: request.principal.businessId,
+        key,
+        route: `${request.method} ${request.routeOptions.url}`,
+        fingerprint: print,
+      });
       // True when the key's earlier answer was sent instead (a replay). Not the reply itself: it
       // is a thenable, which an async function's promise would wait for and resolve to undefined.
-      const claimWith = async (print: string): Promise<boolean> => {
+      const claim = async (print: string): Promise<boolean> => {
         // The connection closing before the answer: the client gave up (and may be retrying).
         const gone = new AbortController();
         const away = () => gone.abort();
         reply.raw.once("close", away);
         const begun = await idempotency
-          .begin(
-            {
-              businessId: request.principal.businessId,
-              key,
-              route: `${request.method} ${request.routeOptions.url}`,
-              fingerprint: print,
-            },
-            gone.signal,
-          )
+          .begin(keyed(print), gone.signal)
           .finally(() => reply.raw.off("close", away));
         if (begun.kind === "claimed") {
           held.set(request, { claim: begun.claim, ...(begun.replaces ? { replaces: begun.replaces } : {}) });
@@ -210,11 +223,16 @@ export function idempotent(
         return true;
       };
       if (deferring) {
-        deferred.set(request, claimWith);
+        deferred.set(request, {
+          claim,
+          claimWith: (print, body) => idempotency.claimWith(keyed(print), 200, body),
+          hold: (answer, sent) =>
+            held.set(request, { claim: answer.claim, ...(sent ? { inside: answer.body } : {}) }),
+        });
         return;
       }
       // Returning the reply ends the request here: the route's handler does not run.
-      if (await claimWith(await fingerprint(parsed))) return reply;
+      if (await claim(await fingerprint(parsed))) return reply;
     },
 
     async onError(request: FastifyRequest, _reply: FastifyReply, error: unknown) {

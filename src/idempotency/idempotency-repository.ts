@@ -1,5 +1,5 @@
 import { CompiledQuery, sql } from "kysely";
-import { chunksFor, compiledOnce, type Statement } from "../db/batch-statements.ts";
+import { chunksFor, compiledOnce, type Lead, type Statement } from "../db/batch-statements.ts";
 import { type Db, type Executor, engineOf } from "../db/database.ts";
 import { PLANNED_EACH_TIME } from "../db/postgres-statements.ts";
 import type { IdempotencyKeyTable } from "../db/schema.ts";
@@ -81,21 +81,31 @@ function answerStatements(db: Db, usage: UsageStatements) {
      * key's update finds its row by the whole primary key: planned once for a table still empty, it
      * still takes the index (where `storeAnswers`' join is planned each time). Their answers are not
      * read: an answer whose claim was taken over meanwhile is not stored, and its bytes are counted
-     * all the same (a claim is taken over only after `STALE_CLAIM_MS`).
+     * all the same (a claim is taken over only after `STALE_CLAIM_MS`). An answer `inserted` with
+     * its claim, earlier in the transaction (`claimsLead`), is only counted.
      */
     answerWrites(
-      items: readonly { id: KeyId & Pick<KeyRow, "claim">; answer: Answer; bytes: number }[],
+      items: readonly {
+        id: KeyId & Pick<KeyRow, "claim">;
+        answer: Answer;
+        bytes: number;
+        inserted?: boolean;
+      }[],
       slot: number,
       tx: Executor,
     ): Statement[] {
       const update = answerUpdateText(tx);
-      const writes: Statement[] = items.map(({ id, answer }) =>
-        CompiledQuery.raw(update, [
-          ...ANSWER_COLUMNS.map((column) => answer[column]),
-          id.business_id,
-          id.idempotency_key,
-          id.claim,
-        ]),
+      const writes: Statement[] = items.flatMap(({ id, answer, inserted }) =>
+        inserted
+          ? []
+          : [
+              CompiledQuery.raw(update, [
+                ...ANSWER_COLUMNS.map((column) => answer[column]),
+                id.business_id,
+                id.idempotency_key,
+                id.claim,
+              ]),
+            ],
       );
       const counted = new Map<string, number>();
       for (const { id, bytes } of items)
@@ -179,6 +189,35 @@ const unflushed = (options: { flush?: boolean }) =>
     ? sql` where (select set_config('synchronous_commit', 'off', true)) = 'off'`
     : sql``;
 
+/**
+ * PostgreSQL's WITH clauses that claim keys where their businesses' quota leaves room: `used`, what
+ * each row's business keeps in the slots from `fromSlot` on (its bytes and oldest slot), and
+ * `claimed`, the claims inserted (their `claim` tokens), each with its row's answer when it has one
+ * (a claim made with the work it answers: `claimsLead`). The rows go in ordered by key, so that two
+ * statements claiming the same keys wait on each other in one order, never in a cycle (a deadlock:
+ * PostgreSQL would abort one); of two claims of one key, the first given wins (`ordinality`).
+ */
+function claimClauses(rows: readonly KeyRow[], quota: { fromSlot: number; quotaBytes: number }) {
+  const column = <K extends keyof KeyRow>(name: K) => rows.map((row) => row[name]);
+  const businessIds = [...new Set(column("business_id"))];
+  return sql`used as (
+      select business_id, sum(bytes) as bytes, min(slot) as oldest from idempotency_usage
+      where business_id = any(${businessIds}::text[]) and slot >= ${quota.fromSlot}::integer
+      group by business_id
+    ), claimed as (
+      insert into idempotency_keys (business_id, idempotency_key, route, fingerprint, claim, created_at, status, response)
+      select v.business_id, v.idempotency_key, v.route, v.fingerprint, v.claim, v.created_at, v.status, v.response
+      from unnest(${column("business_id")}::text[], ${column("idempotency_key")}::text[], ${column("route")}::text[],
+        ${column("fingerprint")}::text[], ${column("claim")}::text[], ${column("created_at")}::text[],
+        ${column("status")}::integer[], ${column("response")}::text[])
+        with ordinality as v(business_id, idempotency_key, route, fingerprint, claim, created_at, status, response, ord)
+      where coalesce((select used.bytes from used where used.business_id = v.business_id), 0) < ${quota.quotaBytes}::bigint
+      order by v.business_id, v.idempotency_key, v.ord
+      on conflict (business_id, idempotency_key) do nothing
+      returning claim
+    )`;
+}
+
 /** Claiming keys nobody holds, alone or with their businesses' quota checked in the same statement. */
 function claimStatements(db: Db, usage: UsageStatements) {
   const insertClaims = async (rows: readonly KeyRow[], tx: Executor = db): Promise<boolean[]> => {
@@ -194,73 +233,75 @@ function claimStatements(db: Db, usage: UsageStatements) {
     }
     return rows.map((row) => won.has(row.claim));
   };
+
+  /**
+   * The quota check and the claims of one turn of the event loop together: what each row's
+   * business keeps in the slots from `fromSlot` on (as `usages`), and its claim made only where
+   * that is under `quotaBytes` (as `insertClaims`: false when the key is held, or its business's
+   * quota is full). On PostgreSQL one statement, the rows as arrays: the quota read was a round
+   * trip of its own, before the claims' one, that every keyed request waited for. On SQLite the
+   * two in turn, in the caller's transaction. With `flush: false` on PostgreSQL the transaction
+   * the statement runs in commits without waiting for the disk (`unflushed`): the statement's own
+   * when it runs alone, the whole of the caller's when it runs in one.
+   */
+  async function claimWithin(
+    rows: readonly KeyRow[],
+    quota: { fromSlot: number; quotaBytes: number },
+    tx: Executor = db,
+    options: { flush?: boolean } = {},
+  ): Promise<Array<{ won: boolean; bytes: number; oldest: number | null }>> {
+    if (rows.length === 0) return [];
+    const businessIds = rows.map((row) => row.business_id);
+    if (engineOf(tx) !== "postgres") {
+      const used = await usage.usages(businessIds, quota.fromSlot, tx);
+      const room = rows.filter((_, i) => (used[i]?.bytes ?? 0) < quota.quotaBytes);
+      const won = new Set((await insertClaims(room, tx)).flatMap((ok, i) => (ok ? [room[i]?.claim] : [])));
+      return rows.map((row, i) => ({
+        won: won.has(row.claim),
+        ...(used[i] as { bytes: number; oldest: number | null }),
+      }));
+    }
+    const result = await sql<{
+      claim: string | null;
+      business_id: string | null;
+      bytes: string | null;
+      oldest: number | null;
+    }>`with ${claimClauses(rows, quota)}
+      select claim, null as business_id, null as bytes, null::integer as oldest from claimed
+      union all select null, business_id, bytes::text, oldest from used${unflushed(options)}`.execute(tx);
+    const won = new Set<string>();
+    const used = new Map<string, { bytes: number; oldest: number | null }>();
+    for (const row of result.rows) {
+      if (row.claim !== null) won.add(row.claim);
+      else if (row.business_id !== null)
+        used.set(row.business_id, { bytes: Number(row.bytes ?? 0), oldest: row.oldest });
+    }
+    return rows.map((row) => ({
+      won: won.has(row.claim),
+      ...(used.get(row.business_id) ?? { bytes: 0, oldest: null }),
+    }));
+  }
+
   return {
     insertClaims,
+    claimWithin,
 
     /**
-     * The quota check and the claims of one turn of the event loop together: what each row's
-     * business keeps in the slots from `fromSlot` on (as `usages`), and its claim made only where
-     * that is under `quotaBytes` (as `insertClaims`: false when the key is held, or its business's
-     * quota is full). On PostgreSQL one statement, the rows as arrays: the quota read was a round
-     * trip of its own, before the claims' one, that every keyed request waited for. On SQLite the
-     * two in turn, in the caller's transaction. With `flush: false` on PostgreSQL the transaction
-     * the statement runs in commits without waiting for the disk (`unflushed`): the statement's own
-     * when it runs alone, the whole of the caller's when it runs in one.
+     * The claims of keys made in the transaction of the work they answer, each row with its answer,
+     * where their businesses' quota leaves room (as `claimWithin`): the statement to run first, in
+     * the batch's reads (`readLed`), answering the claims won. A key already held, even by a
+     * transaction not yet committed, is not claimed (PostgreSQL waits for that one's end first).
      */
-    async claimWithin(
-      rows: readonly KeyRow[],
-      quota: { fromSlot: number; quotaBytes: number },
-      tx: Executor = db,
-      options: { flush?: boolean } = {},
-    ): Promise<Array<{ won: boolean; bytes: number; oldest: number | null }>> {
-      if (rows.length === 0) return [];
-      const businessIds = rows.map((row) => row.business_id);
-      if (engineOf(tx) !== "postgres") {
-        const used = await usage.usages(businessIds, quota.fromSlot, tx);
-        const room = rows.filter((_, i) => (used[i]?.bytes ?? 0) < quota.quotaBytes);
-        const won = new Set((await insertClaims(room, tx)).flatMap((ok, i) => (ok ? [room[i]?.claim] : [])));
-        return rows.map((row, i) => ({
-          won: won.has(row.claim),
-          ...(used[i] as { bytes: number; oldest: number | null }),
-        }));
-      }
-      const column = <K extends keyof KeyRow>(name: K) => rows.map((row) => row[name]);
-      // The rows go in ordered by key, so that two processes' statements claiming the same keys wait
-      // on each other in one order, never in a cycle (a deadlock: PostgreSQL would abort one); of
-      // two claims of one key, the first given wins (`ordinality`).
-      const result = await sql<{
-        claim: string | null;
-        business_id: string | null;
-        bytes: string | null;
-        oldest: number | null;
-      }>`with used as (
-          select business_id, sum(bytes) as bytes, min(slot) as oldest from idempotency_usage
-          where business_id = any(${[...new Set(businessIds)]}::text[]) and slot >= ${quota.fromSlot}::integer
-          group by business_id
-        ), claimed as (
-          insert into idempotency_keys (business_id, idempotency_key, route, fingerprint, claim, created_at)
-          select v.business_id, v.idempotency_key, v.route, v.fingerprint, v.claim, v.created_at
-          from unnest(${column("business_id")}::text[], ${column("idempotency_key")}::text[], ${column("route")}::text[],
-            ${column("fingerprint")}::text[], ${column("claim")}::text[], ${column("created_at")}::text[])
-            with ordinality as v(business_id, idempotency_key, route, fingerprint, claim, created_at, ord)
-          where coalesce((select used.bytes from used where used.business_id = v.business_id), 0) < ${quota.quotaBytes}::bigint
-          order by v.business_id, v.idempotency_key, v.ord
-          on conflict (business_id, idempotency_key) do nothing
-          returning claim
-        )
-        select claim, null as business_id, null as bytes, null::integer as oldest from claimed
-        union all select null, business_id, bytes::text, oldest from used${unflushed(options)}`.execute(tx);
-      const won = new Set<string>();
-      const used = new Map<string, { bytes: number; oldest: number | null }>();
-      for (const row of result.rows) {
-        if (row.claim !== null) won.add(row.claim);
-        else if (row.business_id !== null)
-          used.set(row.business_id, { bytes: Number(row.bytes ?? 0), oldest: row.oldest });
-      }
-      return rows.map((row) => ({
-        won: won.has(row.claim),
-        ...(used.get(row.business_id) ?? { bytes: 0, oldest: null }),
-      }));
+    claimsLead(rows: readonly KeyRow[], quota: { fromSlot: number; quotaBytes: number }): Lead<Set<string>> {
+      return {
+        clauses: claimClauses(rows, quota),
+        query: sql`select claim from claimed`,
+        answer: (found) => new Set(found.map((row) => String(row.claim))),
+        alone: async (tx) => {
+          const won = await claimWithin(rows, quota, tx);
+          return new Set(rows.flatMap((row, i) => (won[i]?.won ? [row.claim] : [])));
+        },
+      };
     },
   };
 }

@@ -371,7 +371,7 @@ export function invoiceRoutes(deps: {
   pdfs: Pick<InvoicePdfs, "pdf">;
   irns: IrnCheck;
   payments: PaymentService;
-  idempotency: Pick<IdempotencyService, "begin" | "complete" | "release" | "answeredWith">;
+  idempotency: Pick<IdempotencyService, "begin" | "complete" | "release" | "answeredWith" | "claimWith">;
   ubl: UblReader;
 }): FastifyPluginAsyncTypebox {
   // Signing routes opt in: a retry of a sign whose answer was lost answers what the first did.

@@ -2,10 +2,15 @@ import type { Outcome } from "../../batcher.ts";
 import type { BusinessRepository, ChainHead } from "../../businesses/business-repository.ts";
 import { actorOf, type Principal } from "../../businesses/business-service.ts";
 import type { Signer } from "../../crypto/signer.ts";
-import { readTogether } from "../../db/batch-statements.ts";
+import { executeTogether, readLed } from "../../db/batch-statements.ts";
 import { type Db, type Executor, isTransientDatabaseError, writeTransaction } from "../../db/database.ts";
 import type { InvoiceTable } from "../../db/schema.ts";
-import type { AnswerWith, IdempotencyService } from "../../idempotency/idempotency-service.ts";
+import {
+  type AnswerWith,
+  type Claim,
+  type IdempotencyService,
+  KeyNotClaimed,
+} from "../../idempotency/idempotency-service.ts";
 import type { SealingService, SealingUnder } from "../../keys/sealing.ts";
 import type { WebhookNotifier } from "../../webhooks/notifier.ts";
 import type { InvoiceRepository } from "../invoice-repository.ts";
@@ -27,6 +32,45 @@ export type Submission = {
   /** The answer to store for its Idempotency-Key, with the invoice (see `answerWrites`). */
   answer?: AnswerWith | undefined;
 };
+
+/**
+ * For a keyed sign whose key is claimed in its batch's transaction (`claiming`): records whether it
+ * was, given the claims won, and answers the error of one that was not (its document is not signed).
+ */
+function claimedHere(item: Submission, won: ReadonlySet<string> | undefined): KeyNotClaimed | undefined {
+  const answer = item.answer;
+  if (!answer?.claiming) return undefined;
+  answer.claiming.won = won?.has(answer.claim.token) === true;
+  return answer.claiming.won ? undefined : new KeyNotClaimed();
+}
+
+/** The preparation thread sealed under its first key; a rotation may have made another current. */
+function resealUnder(under: SealingUnder | undefined, batch: readonly Submission[]): void {
+  if (!under) return;
+  for (const s of batch) if (s.row.sealed !== null) s.row.sealed = under.reseal(s.row.sealed, s.row.irn);
+}
+
+/**
+ * Makes a submission the next link of its business's chain, signed, and moves the chain's head to
+ * it. The row's chain columns are filled in place (a batch retried sign by sign fills them again):
+ * a copy of the row with them added cost a new object of 24 fields for every sign.
+ */
+function link(signer: Pick<Signer, "signCanonical">, item: Submission, head: ChainHead): InvoiceTable {
+  const { row, businessId, signedAt } = item;
+  const previous = head.chain_head;
+  const signature = signer.signCanonical(
+    { irn: row.irn, business_id: businessId, signed_at: signedAt, previous_hash: previous },
+    item.canonical,
+  );
+  head.chain_length += 1;
+  head.chain_head = signature.hash;
+  row.chain_seq = head.chain_length;
+  row.previous_hash = previous;
+  row.hash = signature.hash;
+  row.signature = signature.value;
+  row.kid = signature.kid;
+  return row;
+}
 
 /** What a committed sign answers: its IRN and, signed with its transmission, its delivery job. */
 export type Registered = { irn: string; jobId: number | undefined };
@@ -51,38 +95,10 @@ export function groupCommit(deps: {
   /** Stores the signed invoices in their first state, with their history, notices and deliveries. */
   lifecycle: Pick<InvoiceLifecycle, "signed">;
   notifier: Pick<WebhookNotifier, "subscribersRead">;
-  /** Stores the answers of keyed signs with them. */
-  answers: Pick<IdempotencyService, "answerWrites">;
+  /** Claims the keys of keyed signs and stores their answers with them. */
+  answers: Pick<IdempotencyService, "answerWrites" | "claimsInside" | "withdrawWrites">;
 }) {
   const { db, invoices, businesses, sealing, signer, lifecycle, notifier, answers } = deps;
-
-  /** The preparation thread sealed under its first key; a rotation may have made another current. */
-  function resealUnder(under: SealingUnder | undefined, batch: readonly Submission[]): void {
-    if (!under) return;
-    for (const s of batch) if (s.row.sealed !== null) s.row.sealed = under.reseal(s.row.sealed, s.row.irn);
-  }
-
-  /**
-   * Makes a submission the next link of its business's chain, signed, and moves the chain's head to
-   * it. The row's chain columns are filled in place (a batch retried sign by sign fills them again):
-   * a copy of the row with them added cost a new object of 24 fields for every sign.
-   */
-  function link(item: Submission, head: ChainHead): InvoiceTable {
-    const { row, businessId, signedAt } = item;
-    const previous = head.chain_head;
-    const signature = signer.signCanonical(
-      { irn: row.irn, business_id: businessId, signed_at: signedAt, previous_hash: previous },
-      item.canonical,
-    );
-    head.chain_length += 1;
-    head.chain_head = signature.hash;
-    row.chain_seq = head.chain_length;
-    row.previous_hash = previous;
-    row.hash = signature.hash;
-    row.signature = signature.value;
-    row.kid = signature.kid;
-    return row;
-  }
 
   /**
    * Signs and stores a batch in the caller's transaction with a few multi-row statements: each
@@ -92,36 +108,54 @@ export function groupCommit(deps: {
   async function signInto(tx: Executor, batch: readonly Submission[]): Promise<Outcome<Registered>[]> {
     const businessIds = [...new Set(batch.map((s) => s.businessId))];
     // The key to seal under, the IRNs taken, the webhooks and the chains' heads, locked: on
-    // PostgreSQL one statement (readTogether), where each was a round trip that every sign of the
-    // batch waited for. The lock is held for the signatures and the writes, not for reads that come
-    // after it. An IRN registered by another process after the statement's snapshot still fails on
-    // the constraint.
-    const [under, takenIrns, subscribers, locked] = await readTogether<
-      [SealingUnder | undefined, string[], Set<string>, ChainHead[]]
-    >(tx, [
-      batch.some((s) => s.row.sealed !== null) ? sealing.underRead(tx) : undefined,
-      invoices.existingRead([...new Set(batch.map((s) => s.row.irn))], tx),
-      notifier.subscribersRead(businessIds, tx),
-      businesses.chainsLock(businessIds, tx),
-    ]);
+    // PostgreSQL one statement (readLed), where each was a round trip that every sign of the batch
+    // waited for. The lock is held for the signatures and the writes, not for reads that come after
+    // it. An IRN registered by another process after the statement's snapshot still fails on the
+    // constraint. The keys of keyed signs are claimed in it, first: a claim waiting for another
+    // process's transaction that holds the same key never holds a chain that one waits for.
+    const claiming = batch.flatMap((s) => (s.answer?.claiming ? [s.answer] : []));
+    const {
+      led: won,
+      reads: [under, takenIrns, subscribers, locked],
+    } = await readLed<Set<string>, [SealingUnder | undefined, string[], Set<string>, ChainHead[]]>(
+      tx,
+      claiming.length > 0 ? answers.claimsInside(claiming) : undefined,
+      [
+        batch.some((s) => s.row.sealed !== null) ? sealing.underRead(tx) : undefined,
+        invoices.existingRead([...new Set(batch.map((s) => s.row.irn))], tx),
+        notifier.subscribersRead(businessIds, tx),
+        businesses.chainsLock(businessIds, tx),
+      ],
+    );
     resealUnder(under, batch);
     const taken = new Set(takenIrns);
     const heads = new Map(locked.map((head) => [head.id, head]));
     const outcomes: Outcome<Registered>[] = [];
     const signed: Array<{ item: Submission; row: InvoiceTable }> = [];
+    // Claimed here for signs refused here: their answers are taken back, their keys stay claimed.
+    const withdrawn: Claim[] = [];
     for (const item of batch) {
       const head = heads.get(item.businessId);
       if (!head) throw new Error(`business ${item.businessId} has no row to hold its chain`);
+      const notClaimed = claimedHere(item, won);
+      if (notClaimed) {
+        outcomes.push({ ok: false, error: notClaimed });
+        continue;
+      }
       if (taken.has(item.row.irn)) {
+        if (item.answer?.claiming) withdrawn.push(item.answer.claim);
         outcomes.push({ ok: false, error: irnExists(item.row.irn) });
         continue;
       }
       taken.add(item.row.irn);
-      const row = link(item, head);
+      const row = link(signer, item, head);
       signed.push({ item, row });
       outcomes.push({ ok: true, value: { irn: row.irn, jobId: undefined } });
     }
-    if (signed.length === 0) return outcomes;
+    if (signed.length === 0) {
+      await executeTogether(tx, answers.withdrawWrites(withdrawn, tx));
+      return outcomes;
+    }
     // The chains' heads move in the statement that stores the invoices, and the answers of keyed
     // signs are stored there too: on PostgreSQL it goes out with the statement after it (its answer
     // is not read: executeTogether): the outbox's insert when the batch queues events or
@@ -137,7 +171,8 @@ export function groupCommit(deps: {
           [...new Set(signed.map(({ row }) => row.business_id))].map((id) => heads.get(id) as ChainHead),
           tx,
         ),
-        ...(keyed.length > 0 ? answers.answerWrites(keyed, tx) : []),
+        ...answers.answerWrites(keyed, tx),
+        ...answers.withdrawWrites(withdrawn, tx),
       ],
     );
     for (const outcome of outcomes) if (outcome.ok) outcome.value.jobId = jobs.get(outcome.value.irn);

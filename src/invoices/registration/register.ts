@@ -352,15 +352,18 @@ export function invoiceRegistration(deps: {
     },
 
     /**
-     * A sign in two steps, for one whose Idempotency-Key is claimed between them: checked and
-     * prepared (throws as `sign` for a document refused), with the body's fingerprint when the
-     * preparation thread parsed it (else undefined: the caller works it out); then stored by
-     * `commit`, as `sign` stores it.
+     * A sign in two steps, for one whose Idempotency-Key is claimed between them, or with its
+     * commit: checked and prepared (throws as `sign` for a document refused), with the body's
+     * fingerprint when the preparation thread parsed it (else undefined: the caller works it out)
+     * and its warnings; then stored by `commit`, as `sign` stores it.
      */
     async checkSign(principal: Principal, body: unknown) {
       const checked = await check(principal, body, { single: true, signing: true, fingerprint: true });
       return {
         fingerprint: checked.fingerprint,
+        /** What the sign will answer with, for its answer to be made before its commit. */
+        warnings: checked.warnings,
+        warningsBeyond: checked.warningsBeyond,
         async commit(answerOf?: AnswerOf) {
           const { warnings, warningsBeyond, answered } = await commit(principal, checked, false, answerOf);
           return { warnings, warningsBeyond, answered };

@@ -1,0 +1,226 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { sql } from "kysely";
+import { readLed } from "../../src/db/batch-statements.ts";
+import { writeTransaction } from "../../src/db/database.ts";
+import { fingerprint } from "../../src/idempotency/fingerprint.ts";
+import { type AnswerWith, KeyNotClaimed, USAGE_SLOT_MS } from "../../src/idempotency/idempotency-service.ts";
+import type { Context } from "../../src/main.ts";
+import {
+  build,
+  ENGINE,
+  eventually,
+  freshInvoice,
+  type Json,
+  storedIrns,
+  type Tenant,
+  tenant,
+} from "../helpers.ts";
+
+/*
+ * A keyed JSON sign claims its Idempotency-Key in its own transaction, the key's row inserted with
+ * the answer the sign gives, before the transaction locks any chain: the claim is exactly as durable
+ * as the sign, a key held elsewhere (or a full quota) leaves the document unsigned, and a sign
+ * refused in the transaction leaves its key claimed, unanswered, for its refusal.
+ */
+
+const API = "/api/v1/einvoice";
+const SIGN_ROUTE = `POST ${API}/sign`;
+const ANSWER = '{"status":true,"code":200,"message":"Invoice signed successfully","data":[]}';
+
+async function keyRow(ctx: Context, businessId: string, key: string) {
+  return ctx.db
+    .selectFrom("idempotency_keys")
+    .select(["claim", "status", "response"])
+    .where("business_id", "=", businessId)
+    .where("idempotency_key", "=", key)
+    .executeTakeFirst();
+}
+
+async function usageBytes(ctx: Context, businessId: string): Promise<number> {
+  const rows = await ctx.db
+    .selectFrom("idempotency_usage")
+    .select("bytes")
+    .where("business_id", "=", businessId)
+    .execute();
+  return rows.reduce((sum, row) => sum + Number(row.bytes), 0);
+}
+
+/** The answer to claim `key` with, for signing `invoice`. */
+async function answerFor(ctx: Context, who: Tenant, key: string, invoice: Json): Promise<AnswerWith> {
+  const answer = ctx.idempotency.claimWith(
+    { businessId: who.business_id, key, route: SIGN_ROUTE, fingerprint: await fingerprint(invoice) },
+    200,
+    ANSWER,
+  );
+  assert.ok(answer, "an answer of under 1 KiB is claimed with its work");
+  return answer;
+}
+
+/** Checks and signs `invoice`, its key claimed in the sign's transaction with `answer`. */
+async function signClaiming(ctx: Context, who: Tenant, invoice: Json, answer: AnswerWith) {
+  const checked = await ctx.invoices.checkSign({ businessId: who.business_id, apiKey: who.api_key }, invoice);
+  return checked.commit(() => answer);
+}
+
+test(`a sign's key claimed with it on ${ENGINE}: inserted with its answer, counted, and not claimed where held or over quota`, async (t) => {
+  const { ctx } = await build(t, { EINVOICE_IDEMPOTENCY_QUOTA_BYTES: "65536" });
+  const a = await tenant(ctx);
+
+  // Claimed and answered in the sign's transaction.
+  const first = freshInvoice(a);
+  const answer = await answerFor(ctx, a, "first", first);
+  const signed = await signClaiming(ctx, a, first, answer);
+  assert.equal(signed.answered, ANSWER);
+  assert.equal(answer.claiming?.won, true);
+  assert.deepEqual(await keyRow(ctx, a.business_id, "first"), {
+    claim: answer.claim.token,
+    status: 200,
+    response: ANSWER,
+  });
+  assert.equal(await usageBytes(ctx, a.business_id), Buffer.byteLength(ANSWER));
+  assert.deepEqual(await storedIrns(ctx, a.business_id), [String(first.irn)]);
+
+  // The same key for another document: not claimed, and that document not signed.
+  const second = freshInvoice(a);
+  const again = await answerFor(ctx, a, "first", second);
+  await assert.rejects(signClaiming(ctx, a, second, again), KeyNotClaimed);
+  assert.equal(again.claiming?.won, false);
+  assert.equal(
+    (await keyRow(ctx, a.business_id, "first"))?.claim,
+    answer.claim.token,
+    "the holder's row as it was",
+  );
+  assert.deepEqual(await storedIrns(ctx, a.business_id), [String(first.irn)]);
+
+  // The business's quota full: a new key is not claimed, and the document not signed.
+  await ctx.db
+    .insertInto("idempotency_usage")
+    .values({ business_id: a.business_id, slot: Math.floor(Date.now() / USAGE_SLOT_MS) - 1, bytes: 65_536 })
+    .execute();
+  const third = freshInvoice(a);
+  await assert.rejects(
+    signClaiming(ctx, a, third, await answerFor(ctx, a, "over-quota", third)),
+    KeyNotClaimed,
+  );
+  assert.equal(await keyRow(ctx, a.business_id, "over-quota"), undefined);
+  assert.deepEqual(await storedIrns(ctx, a.business_id), [String(first.irn)]);
+});
+
+test(`a sign's key claimed with it on ${ENGINE}: a sign refused in its transaction leaves the key claimed and unanswered; a rollback leaves nothing`, async (t) => {
+  const { ctx } = await build(t);
+  const a = await tenant(ctx);
+  const invoice = freshInvoice(a);
+  await signClaiming(ctx, a, invoice, await answerFor(ctx, a, "signed", invoice));
+  const used = await usageBytes(ctx, a.business_id);
+
+  // The IRN taken: refused, its answer taken back, its key still claimed by it, nothing counted.
+  const refused = await answerFor(ctx, a, "irn-taken", invoice);
+  await assert.rejects(
+    signClaiming(ctx, a, invoice, refused),
+    (err: { code?: string }) => err.code === "irn_exists",
+  );
+  assert.equal(refused.claiming?.won, true);
+  assert.deepEqual(await keyRow(ctx, a.business_id, "irn-taken"), {
+    claim: refused.claim.token,
+    status: null,
+    response: null,
+  });
+  assert.equal(await usageBytes(ctx, a.business_id), used);
+
+  // The claims go with the transaction they are made in.
+  const other = freshInvoice(a);
+  const lost = await answerFor(ctx, a, "rolled-back", other);
+  await assert.rejects(
+    writeTransaction(ctx.db, async (tx) => {
+      const { led } = await readLed(tx, ctx.idempotency.claimsInside([lost]), []);
+      assert.deepEqual([...(led ?? [])], [lost.claim.token]);
+      throw new Error("rolled back");
+    }),
+    /rolled back/,
+  );
+  assert.equal(await keyRow(ctx, a.business_id, "rolled-back"), undefined);
+});
+
+test(`a keyed sign whose IRN another document holds on ${ENGINE}: its 400 is kept and replayed`, async (t) => {
+  const { app, ctx } = await build(t);
+  const a = await tenant(ctx);
+  const invoice = freshInvoice(a);
+  const send = (payload: Json, key?: string) =>
+    app.inject({
+      method: "POST",
+      url: `${API}/sign`,
+      headers: {
+        ...a.headers,
+        "content-type": "application/json",
+        ...(key ? { "idempotency-key": key } : {}),
+      },
+      payload: JSON.stringify(payload),
+    });
+  assert.equal((await send(invoice)).statusCode, 200);
+  // Another document under the same IRN.
+  const another = { ...invoice, note: "another document" };
+  const refused = await send(another, "taken");
+  assert.equal(refused.statusCode, 400, refused.body);
+  assert.equal(refused.json().message, "IRN already exists.");
+  assert.equal((await keyRow(ctx, a.business_id, "taken"))?.response, refused.body);
+  const replayed = await send(another, "taken");
+  assert.equal(replayed.statusCode, 400);
+  assert.equal(replayed.body, refused.body);
+  assert.equal(replayed.headers["idempotent-replayed"], "true");
+});
+
+test("a sign waiting for a key another transaction holds holds no chain meanwhile on postgres", {
+  skip: ENGINE !== "postgres" && "row locks between connections are PostgreSQL's",
+}, async (t) => {
+  const { ctx } = await build(t);
+  const a = await tenant(ctx);
+  const invoice = freshInvoice(a);
+  const answer = await answerFor(ctx, a, "held-elsewhere", invoice);
+  const elsewhere = '{"answered":"elsewhere"}';
+  let inserted = () => {};
+  const holding = new Promise<void>((resolve) => {
+    inserted = resolve;
+  });
+  let signing: Promise<unknown> = Promise.resolve();
+  // Another process's transaction: claims the key, then, while the sign waits for that key, takes
+  // the chain's lock, as its own sign batch would. Were the chain locked by the waiting sign,
+  // PostgreSQL would find the two waiting on each other after a second, and abort one.
+  await ctx.db.transaction().execute(async (tx) => {
+    await sql`set local lock_timeout = '3s'`.execute(tx);
+    await tx
+      .insertInto("idempotency_keys")
+      .values({
+        business_id: a.business_id,
+        idempotency_key: "held-elsewhere",
+        route: SIGN_ROUTE,
+        fingerprint: answer.claiming?.fingerprint as string,
+        claim: "a-process-elsewhere",
+        created_at: new Date().toISOString(),
+        status: 200,
+        retry_after: null,
+        response: elsewhere,
+      })
+      .execute();
+    inserted();
+    await holding;
+    signing = signClaiming(ctx, a, invoice, answer).catch((err: unknown) => err);
+    await eventually(
+      async () => {
+        const { rows } = await sql<{
+          waiting: number;
+        }>`select count(*)::integer as waiting from pg_stat_activity
+          where wait_event_type = 'Lock' and datname = current_database()`.execute(ctx.db);
+        return (rows[0]?.waiting ?? 0) > 0;
+      },
+      5000,
+      "the sign waiting for the key",
+    );
+    const started = Date.now();
+    await sql`select id from businesses where id = ${a.business_id} for no key update`.execute(tx);
+    assert.ok(Date.now() - started < 500, `the chain's lock waited ${Date.now() - started} ms`);
+  });
+  assert.ok((await signing) instanceof KeyNotClaimed, String(await signing));
+  assert.deepEqual(await storedIrns(ctx, a.business_id), []);
+  assert.equal((await keyRow(ctx, a.business_id, "held-elsewhere"))?.response, elsewhere);
+});
