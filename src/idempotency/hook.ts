@@ -4,7 +4,8 @@ import { type DomainCode, DomainError } from "../errors.ts";
 import { JsonText } from "../json-text.ts";
 import { keptAsIs, sha256 } from "./answers.ts";
 import { fingerprint } from "./fingerprint.ts";
-import type { AnswerWith, Begun, Claim, IdempotencyService } from "./idempotency-service.ts";
+import type { Begun, Claim, IdempotencyService } from "./idempotency-service.ts";
+import type { AnswerWith } from "./with-work.ts";
 
 export const IDEMPOTENCY_HEADER = "idempotency-key";
 export const REPLAYED_HEADER = "idempotent-replayed";

@@ -1,9 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { batcher } from "../batcher.ts";
-import type { Lead, Statement } from "../db/batch-statements.ts";
-import { alone, type Db, type Executor, writeTransaction } from "../db/database.ts";
+import { alone, type Db, writeTransaction } from "../db/database.ts";
 import { DomainError } from "../errors.ts";
-import { keep, keptAsIs, keptBody } from "./answers.ts";
+import { keep, keptBody } from "./answers.ts";
 import {
   type Answer,
   CLAIMS_PER_STATEMENT,
@@ -11,17 +10,14 @@ import {
   type KeyRow,
   NO_ANSWER,
 } from "./idempotency-repository.ts";
+import { KEY_TTL_MS, slotOf, USAGE_SLOT_MS } from "./slots.ts";
+import { answersWithWork, idOf } from "./with-work.ts";
 
-/** A key is kept, and its answer replayed, for this long after it was claimed. */
-export const KEY_TTL_MS = 24 * 60 * 60 * 1000;
 /**
  * A claim in flight for longer than this was left by a process that died: no request runs this
  * long (sign-transmit waits at most a minute for the authority), so another may take the key over.
  */
 export const STALE_CLAIM_MS = 5 * 60 * 1000;
-/** A business's kept bytes are counted by slots of this length (see `overQuota`). */
-export const USAGE_SLOT_MS = 15 * 60 * 1000;
-const slotOf = (ms: number) => Math.floor(ms / USAGE_SLOT_MS);
 /** Keys deleted per statement when expired ones are pruned, and statements per pruning round. */
 const PRUNE_CHUNK = 1000;
 const PRUNE_CHUNKS_PER_ROUND = 50;
@@ -40,31 +36,6 @@ export type KeyedRequest = {
 export type Claim = { businessId: string; key: string; token: string };
 
 export type StoredAnswer = { status: number; body: string; retryAfter: number | null };
-
-/**
- * An answer stored with the writes of its request's own work (`answerWrites`), in their
- * transaction: the claim that holds the key, and the answer, of at most 1 KiB (kept as it is).
- * With `claiming`, the key is not held yet: it is claimed in that transaction too, inserted with
- * the answer (`claimWith`, `claimsInside`), and `won` says, once the transaction's first statement
- * has run, whether it was.
- */
-export type AnswerWith = {
-  claim: Claim;
-  status: number;
-  body: string;
-  claiming?: { route: string; fingerprint: string; won: boolean };
-};
-
-/**
- * A request whose key was to be claimed with its work (`claiming`) and was not: another request
- * holds it, or its business's quota is full. Nothing of its work was done; its caller claims the key
- * the usual way (`begin`), which answers what that case answers.
- */
-export class KeyNotClaimed extends Error {
-  constructor() {
-    super("the Idempotency-Key was not claimed with its request's work");
-  }
-}
 
 /** An answer to keep: `changedNothing` tells, of one too large to keep, whether it may be run again. */
 export type Outcome = StoredAnswer & { changedNothing: () => boolean };
@@ -137,11 +108,6 @@ export function idempotencyService(deps: {
     },
     { maxBatch: 64, concurrency: 1 },
   );
-  const idOf = (claim: Claim) => ({
-    business_id: claim.businessId,
-    idempotency_key: claim.key,
-    claim: claim.token,
-  });
 
   // Wake-ups only: what a waiter then does, it decides from the database.
   const waiters = new Map<string, Set<() => void>>();
@@ -151,6 +117,8 @@ export function idempotencyService(deps: {
     for (const wake of waiters.get(name) ?? []) wake();
     waiters.delete(name);
   }
+  const answers = answersWithWork({ keys, quotaBytes, settled });
+
   /** Sleeps `ms`, or less when a request of this process settles the key or the caller goes. */
   function nap(request: KeyedRequest, ms: number, gone?: AbortSignal): Promise<void> {
     const name = slot(request.businessId, request.key);
@@ -317,87 +285,7 @@ export function idempotencyService(deps: {
       }
     },
 
-    /**
-     * The writes that store answers in the caller's transaction, among the writes of the work they
-     * answer (a sign's, group-commit.ts): the answer commits with the work it tells of, and costs
-     * no statement and no commit of its own. An answer larger than 1 KiB is the caller's mistake.
-     * Once the answer leaves, `answeredWith` wakes the claim's waiters.
-     */
-    answerWrites(answers: readonly AnswerWith[], tx: Executor): Statement[] {
-      if (answers.length === 0) return [];
-      const items = answers.map(({ claim, status, body, claiming }) => {
-        const asIs = keptAsIs(body);
-        if (!asIs)
-          throw new Error(`an answer stored with its work is at most 1 KiB, not ${body.length} characters`);
-        return {
-          id: idOf(claim),
-          answer: { status, retry_after: null, ...asIs.kept },
-          bytes: asIs.bytes,
-          inserted: claiming !== undefined,
-        };
-      });
-      return keys.answerWrites(items, slotOf(Date.now()), tx);
-    },
-
-    /**
-     * A keyed request's answer to claim its key with, in the transaction of its work, instead of
-     * claiming the key before the work (`begin`): a statement and a commit less, and a round trip
-     * less that the request waits for. Undefined for an answer over 1 KiB, whose key is claimed
-     * before the work.
-     */
-    claimWith(request: KeyedRequest, status: number, body: string): AnswerWith | undefined {
-      if (!keptAsIs(body)) return undefined;
-      const { claim } = fresh(request);
-      return {
-        claim,
-        status,
-        body,
-        claiming: { route: request.route, fingerprint: request.fingerprint, won: false },
-      };
-    },
-
-    /**
-     * The claims of answers made `claimWith`, to run first in the transaction of their work, before
-     * it locks anything (readLed), with the quota check `begin` makes: answers the claim tokens won.
-     * An answer that did not win is not to be stored, and its work not done (KeyNotClaimed).
-     */
-    claimsInside(answers: readonly AnswerWith[]): Lead<Set<string>> {
-      const created_at = new Date().toISOString();
-      const rows = answers.map(({ claim, status, body, claiming }) => {
-        if (!claiming) throw new Error("claimsInside: an answer made without claimWith");
-        return {
-          business_id: claim.businessId,
-          idempotency_key: claim.key,
-          route: claiming.route,
-          fingerprint: claiming.fingerprint,
-          claim: claim.token,
-          created_at,
-          ...NO_ANSWER,
-          status,
-          response: body,
-        };
-      });
-      return keys.claimsLead(rows, { fromSlot: slotOf(Date.now() - KEY_TTL_MS), quotaBytes });
-    },
-
-    /**
-     * The writes that take back the answers inserted with their claims (`claimsInside`) when their
-     * work was refused in the same transaction (an IRN taken): the keys stay claimed, unanswered,
-     * for their requests to store their refusals as any answer (`complete`).
-     */
-    withdrawWrites(claims: readonly Claim[], tx: Executor): Statement[] {
-      if (claims.length === 0) return [];
-      return keys.answerWrites(
-        claims.map((claim) => ({ id: idOf(claim), answer: { ...NO_ANSWER }, bytes: 0 })),
-        slotOf(Date.now()),
-        tx,
-      );
-    },
-
-    /** The claim's answer was stored with its work (`answerWrites`): wakes the requests waiting on it. */
-    answeredWith(claim: Claim): void {
-      settled(claim);
-    },
+    ...answers,
 
     /** Gives the key back: the next request with it runs afresh. */
     async release(claim: Claim): Promise<boolean> {

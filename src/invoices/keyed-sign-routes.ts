@@ -3,7 +3,7 @@ import type { Violation } from "../errors.ts";
 import { action, withWarnings } from "../http/envelope.ts";
 import { fingerprint } from "../idempotency/fingerprint.ts";
 import { answerInside, type DeferredClaim } from "../idempotency/hook.ts";
-import { KeyNotClaimed } from "../idempotency/idempotency-service.ts";
+import { KeyNotClaimed } from "../idempotency/with-work.ts";
 import type { JsonText } from "../json-text.ts";
 import type { AnswerOf, InvoiceRegistration } from "./registration/register.ts";
 
@@ -45,9 +45,9 @@ export function signAnswer(
  * A keyed JSON sign whose key is claimed once its body is checked (claimAfterCheck): the
  * preparation thread works the fingerprint out as it parses the body for the check, where the event
  * loop parsed and canonicalized the body for the fingerprint alone. The key is then claimed in the
- * sign's own transaction, inserted with the answer the sign gives (DeferredClaim's `claimWith`): the
- * claim's statement, commit and round trip before the sign were a quarter of what a keyed sign
- * cost beyond a plain one. A key that was not claimed so (another request holds it, the business's
+ * sign's own transaction, inserted with the answer the sign gives (DeferredClaim's `claimWith`): a
+ * statement, a commit and a round trip less before the sign, and the answer's update after it gone
+ * (bench/RESULTS.md, 2026-12-07). A key that was not claimed so (another request holds it, the business's
  * quota is full) leaves the document unsigned, and is claimed the usual way, which answers as it
  * did before the check (its answer replayed, or 409, 422, 429). A body refused by the check claims
  * the key with the fingerprint worked out here, so that its refusal is kept and repeated as before.

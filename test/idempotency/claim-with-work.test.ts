@@ -4,7 +4,8 @@ import { sql } from "kysely";
 import { readLed } from "../../src/db/batch-statements.ts";
 import { writeTransaction } from "../../src/db/database.ts";
 import { fingerprint } from "../../src/idempotency/fingerprint.ts";
-import { type AnswerWith, KeyNotClaimed, USAGE_SLOT_MS } from "../../src/idempotency/idempotency-service.ts";
+import { USAGE_SLOT_MS } from "../../src/idempotency/slots.ts";
+import { type AnswerWith, KeyNotClaimed } from "../../src/idempotency/with-work.ts";
 import type { Context } from "../../src/main.ts";
 import {
   build,

@@ -8,7 +8,7 @@ import { loadConfig } from "../../src/config.ts";
 import { openDatabase } from "../../src/db/database.ts";
 import { migrator } from "../../src/db/migrations.ts";
 import { KEPT_MAX_BYTES } from "../../src/idempotency/answers.ts";
-import { KEY_TTL_MS, USAGE_SLOT_MS } from "../../src/idempotency/idempotency-service.ts";
+import { KEY_TTL_MS, USAGE_SLOT_MS } from "../../src/idempotency/slots.ts";
 import type { Context } from "../../src/main.ts";
 import {
   build,

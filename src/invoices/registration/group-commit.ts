@@ -5,12 +5,8 @@ import type { Signer } from "../../crypto/signer.ts";
 import { executeTogether, readLed } from "../../db/batch-statements.ts";
 import { type Db, type Executor, isTransientDatabaseError, writeTransaction } from "../../db/database.ts";
 import type { InvoiceTable } from "../../db/schema.ts";
-import {
-  type AnswerWith,
-  type Claim,
-  type IdempotencyService,
-  KeyNotClaimed,
-} from "../../idempotency/idempotency-service.ts";
+import type { Claim, IdempotencyService } from "../../idempotency/idempotency-service.ts";
+import { type AnswerWith, KeyNotClaimed } from "../../idempotency/with-work.ts";
 import type { SealingService, SealingUnder } from "../../keys/sealing.ts";
 import type { WebhookNotifier } from "../../webhooks/notifier.ts";
 import type { InvoiceRepository } from "../invoice-repository.ts";

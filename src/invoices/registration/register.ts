@@ -10,7 +10,7 @@ import { resultOf } from "../../documents/validation/remote-check.ts";
 import type { InvoiceValidator, ValidationResult } from "../../documents/validation/validation.ts";
 import { isLargeDocument } from "../../documents/validation/validation.ts";
 import { capViolations, DomainError, MAX_VIOLATIONS, summarize, type Violation } from "../../errors.ts";
-import type { AnswerWith } from "../../idempotency/idempotency-service.ts";
+import type { AnswerWith } from "../../idempotency/with-work.ts";
 import { JsonText, jsonTextOf } from "../../json-text.ts";
 import type { ProductCodes } from "../../reference/product-codes.ts";
 import { type InvoiceRepository, isUniqueViolation } from "../invoice-repository.ts";
