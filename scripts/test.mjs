@@ -86,6 +86,7 @@ const LAYERS = {
       "test/dashboard/long-documents.test.ts",
       "test/dashboard/ubl-downloads.test.ts",
       "test/http/",
+      "test/idempotency/claim-with-work.test.ts",
       "test/idempotency/idempotency.test.ts",
       "test/inbox/",
       "test/invoices/bounds.test.ts",

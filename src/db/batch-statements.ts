@@ -152,15 +152,15 @@ export async function read<T>(tx: Executor, query: Read<T>): Promise<T> {
 }
 
 /**
- * A statement that writes and reads, to run before a batch's reads (`readTogether`'s `lead`): on
- * PostgreSQL the WITH clauses (`clauses`, data-modifying among them) and a query over them
- * (`query`), in the reads' one statement; elsewhere `alone`, run before the reads.
+ * A statement that writes and reads, to run before a batch's reads (`readLed`): on PostgreSQL the
+ * WITH clauses (`clauses`, data-modifying among them) and a query over them (`query`), in the
+ * reads' one statement; elsewhere `runFirst`, run before the reads.
  */
 export type Lead<T> = {
   clauses: RawBuilder<unknown>;
   query: RawBuilder<unknown>;
   answer(rows: readonly Record<string, unknown>[]): T;
-  alone(tx: Executor): Promise<T>;
+  runFirst(tx: Executor): Promise<T>;
 };
 
 /**
@@ -182,7 +182,11 @@ export async function readTogether<T extends readonly unknown[]>(
  * statement, its query the first column of the row, so that its writes are done, and any wait for
  * another transaction's rows is over, before a later column's subquery takes a row lock (a sign
  * batch's claims of Idempotency-Keys, before its chains' locks: two batches never hold a chain and
- * wait on a key in opposite orders).
+ * wait on a key in opposite orders). That order is not SQL's promise (PostgreSQL documents the
+ * order of data-modifying WITH clauses as unpredictable): it rests on PostgreSQL computing a row's
+ * columns in turn, each scalar subquery when its column is, and the lead's WITH clause when its
+ * query first reads it. `test/idempotency/claim-with-work.test.ts` fails when the order is not so
+ * (a deadlock PostgreSQL breaks after a second).
  */
 export async function readLed<L, T extends readonly unknown[]>(
   tx: Executor,
@@ -195,7 +199,7 @@ export async function readLed<L, T extends readonly unknown[]>(
   let answers: unknown[];
   let led: L | undefined;
   if (engineOf(tx) !== "postgres" || given.length + (lead ? 1 : 0) < 2) {
-    if (lead) led = await lead.alone(tx);
+    if (lead) led = await lead.runFirst(tx);
     answers = [];
     for (const each of given) answers.push(await read(tx, each));
   } else {

@@ -119,11 +119,15 @@ export type DeferredClaim = {
    */
   claimWith(fingerprint: string, body: string): AnswerWith | undefined;
   /**
-   * The key claimed with the work (`claimWith`, its `claiming.won`) is this request's from now:
-   * with `sent`, its answer is the one stored (the work committed, and the route sends `body`);
-   * without, the request's answer is stored as any answer.
+   * The key claimed with the work (`claimWith`, its `claiming.won`), which committed: its answer is
+   * stored, the one the route sends.
    */
-  hold(answer: AnswerWith, sent: boolean): void;
+  holdAnswered(answer: AnswerWith): void;
+  /**
+   * The key claimed with the work, which was refused in its transaction (its answer taken back):
+   * the request's answer is to be stored as any answer.
+   */
+  holdRefused(answer: AnswerWith): void;
 };
 
 const deferred = new WeakMap<FastifyRequest, DeferredClaim>();
@@ -227,8 +231,8 @@ export function idempotent(
         deferred.set(request, {
           claim,
           claimWith: (print, body) => idempotency.claimWith(keyed(print), 200, body),
-          hold: (answer, sent) =>
-            held.set(request, { claim: answer.claim, ...(sent ? { inside: answer.body } : {}) }),
+          holdAnswered: (answer) => held.set(request, { claim: answer.claim, inside: answer.body }),
+          holdRefused: (answer) => held.set(request, { claim: answer.claim }),
         });
         return;
       }

@@ -297,7 +297,7 @@ function claimStatements(db: Db, usage: UsageStatements) {
         clauses: claimClauses(rows, quota),
         query: sql`select claim from claimed`,
         answer: (found) => new Set(found.map((row) => String(row.claim))),
-        alone: async (tx) => {
+        runFirst: async (tx) => {
           const won = await claimWithin(rows, quota, tx);
           return new Set(rows.flatMap((row, i) => (won[i]?.won ? [row.claim] : [])));
         },

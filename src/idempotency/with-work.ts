@@ -67,7 +67,9 @@ export function answersWithWork(deps: {
       const items = answers.map(({ claim, status, body, claiming }) => {
         const asIs = keptAsIs(body);
         if (!asIs)
-          throw new Error(`an answer stored with its work is at most 1 KiB, not ${body.length} characters`);
+          throw new Error(
+            `an answer stored with its work is at most 1 KiB, not ${Buffer.byteLength(body)} bytes`,
+          );
         return {
           id: idOf(claim),
           answer: { status, retry_after: null, ...asIs.kept },

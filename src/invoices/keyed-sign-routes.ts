@@ -70,16 +70,30 @@ export async function signClaimingAfterCheck(
   }
   const print = checked.fingerprint ?? (await fingerprint(await parsed()));
   const answer = reply.serialize(signed(checked.warnings, checked.warningsBeyond));
-  const claiming = typeof answer === "string" ? key.claimWith(print, answer) : undefined;
-  if (typeof answer === "string" && claiming) {
-    try {
-      await checked.commit(() => claiming);
-      key.hold(claiming, true);
-      return signAnswer(reply, checked.warnings, checked.warningsBeyond, answer);
-    } catch (err) {
-      // Claimed, and the sign refused in its transaction (its IRN taken): the refusal is stored.
-      if (claiming.claiming?.won) key.hold(claiming, false);
-      if (!(err instanceof KeyNotClaimed)) throw err;
+  const withKey = typeof answer === "string" ? key.claimWith(print, answer) : undefined;
+  if (withKey) {
+    const failed = await checked
+      .commit(() => withKey)
+      .then(
+        () => undefined,
+        (err: unknown) => ({ err }),
+      );
+    if (!failed) {
+      key.holdAnswered(withKey);
+      return signAnswer(reply, checked.warnings, checked.warningsBeyond, withKey.body);
+    }
+    // Claimed, and the sign refused in its committed transaction (its IRN taken): the key is this
+    // request's, for its refusal to be stored.
+    if (withKey.claiming?.won) {
+      key.holdRefused(withKey);
+      throw failed.err;
+    }
+    // Failed otherwise (a transaction that failed took its claim with it): the key is claimed the
+    // usual way before the failure is answered, so that a refusal is kept, and a key held meanwhile
+    // answers first.
+    if (!(failed.err instanceof KeyNotClaimed)) {
+      if (await key.claim(print)) return reply;
+      throw failed.err;
     }
   }
   if (await key.claim(print)) return reply;

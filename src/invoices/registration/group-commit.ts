@@ -40,6 +40,11 @@ function claimedHere(item: Submission, won: ReadonlySet<string> | undefined): Ke
   return answer.claiming.won ? undefined : new KeyNotClaimed();
 }
 
+/** Keys claimed in a transaction that then failed: not claimed after all. */
+function unclaimed(batch: readonly Submission[]): void {
+  for (const item of batch) if (item.answer?.claiming) item.answer.claiming.won = false;
+}
+
 /** The preparation thread sealed under its first key; a rotation may have made another current. */
 function resealUnder(under: SealingUnder | undefined, batch: readonly Submission[]): void {
   if (!under) return;
@@ -184,12 +189,17 @@ export function groupCommit(deps: {
     try {
       return await writeTransaction(db, (tx) => signInto(tx, batch));
     } catch (error) {
+      // Its claims went with it: a sign's route must not take its key for claimed.
+      unclaimed(batch);
       if (batch.length === 1 || isTransientDatabaseError(error)) throw error;
       return Promise.all(
         batch.map((item) =>
           writeTransaction(db, (tx) => signInto(tx, [item])).then(
             ([outcome]) => outcome as Outcome<Registered>,
-            (err: unknown) => ({ ok: false as const, error: err }),
+            (err: unknown) => {
+              unclaimed([item]);
+              return { ok: false as const, error: err };
+            },
           ),
         ),
       );
