@@ -1,18 +1,20 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { sql } from "kysely";
+import pino from "pino";
 import { readLed } from "../../src/db/batch-statements.ts";
 import { writeTransaction } from "../../src/db/database.ts";
 import { fingerprint } from "../../src/idempotency/fingerprint.ts";
 import { USAGE_SLOT_MS } from "../../src/idempotency/slots.ts";
 import { type AnswerWith, KeyNotClaimed } from "../../src/idempotency/with-work.ts";
-import type { Context } from "../../src/main.ts";
+import { type Context, createContext, createServer } from "../../src/main.ts";
 import {
   build,
   ENGINE,
   eventually,
   freshInvoice,
   type Json,
+  listen,
   storedIrns,
   type Tenant,
   tenant,
@@ -251,4 +253,58 @@ test(`a keyed JSON sign over HTTP on ${ENGINE}: no claim of its own before the s
   assert.equal(retried.headers["idempotent-replayed"], "true");
   assert.deepEqual(begun, ["over-http"]);
   assert.deepEqual(await storedIrns(ctx, a.business_id), [String(invoice.irn)]);
+});
+
+test(`keyed signs on ${ENGINE}, many keys each sent many times at once to two instances on one database: one invoice a key, every answer its key's`, async (t) => {
+  const { ctx, url, config } = await listen(t);
+  // A second instance on the same database, as a second process of the cluster would be.
+  const other = await createContext(config);
+  const otherApp = await createServer(other, pino({ level: "silent" }));
+  const otherUrl = await otherApp.listen({ port: 0, host: "127.0.0.1" });
+  t.after(async () => {
+    await otherApp.close();
+    await other.close();
+  });
+  const a = await tenant(ctx);
+  const b = await tenant(ctx, { tin: "30198222-0003" });
+  // 8 keys, two businesses' invoices, each key sent 6 times, alternately to each instance, in a
+  // shuffled order: the batches of both instances hold several keys, and the same keys.
+  const keys = Array.from({ length: 8 }, (_, i) => ({
+    key: `many-${i}`,
+    who: i % 2 ? a : b,
+    invoice: freshInvoice(i % 2 ? a : b),
+  }));
+  const sends = keys.flatMap((k) =>
+    Array.from({ length: 6 }, (_, copy) => ({ ...k, base: copy % 2 ? url : otherUrl })),
+  );
+  for (let i = sends.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [sends[i], sends[j]] = [sends[j] as (typeof sends)[number], sends[i] as (typeof sends)[number]];
+  }
+  const answers = await Promise.all(
+    sends.map(({ key, who, invoice, base }) =>
+      fetch(`${base}${API}/sign`, {
+        method: "POST",
+        headers: { ...who.headers, "content-type": "application/json", "idempotency-key": key },
+        body: JSON.stringify(invoice),
+      }).then(async (res) => ({
+        key,
+        status: res.status,
+        replayed: res.headers.get("idempotent-replayed"),
+        body: await res.text(),
+      })),
+    ),
+  );
+  assert.deepEqual(
+    answers.filter((r) => r.status !== 200),
+    [],
+    "every request answered 200",
+  );
+  for (const { key } of keys) {
+    const mine = answers.filter((r) => r.key === key);
+    assert.equal(new Set(mine.map((r) => r.body)).size, 1, `${key}: one answer`);
+    assert.equal(mine.filter((r) => r.replayed === null).length, 1, `${key}: done once`);
+  }
+  const stored = [...(await storedIrns(ctx, a.business_id)), ...(await storedIrns(ctx, b.business_id))];
+  assert.deepEqual(stored.sort(), keys.map((k) => String(k.invoice.irn)).sort());
 });
