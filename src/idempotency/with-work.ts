@@ -17,7 +17,7 @@ import { KEY_TTL_MS, slotOf } from "./slots.ts";
  * transaction: the claim that holds the key, and the answer, of at most 1 KiB (kept as it is).
  * With `claiming`, the key is not held yet: it is claimed in that transaction too, inserted with
  * the answer (`claimWith`, `claimsInside`), and `won` says, once the transaction's first statement
- * has run, whether it was.
+ * has run, whether it was (false again when that transaction then failed: group-commit.ts).
  */
 export type AnswerWith = {
   claim: Claim;
