@@ -4,7 +4,12 @@ import { type Db, type Executor, engineOf } from "../db/database.ts";
 import { PLANNED_EACH_TIME } from "../db/postgres-statements.ts";
 import type { IdempotencyKeyTable } from "../db/schema.ts";
 import type { KeptAnswer } from "./answers.ts";
-import { type UsageStatements, usageStatements, usageUpsertText } from "./usage-statements.ts";
+import {
+  inBusinessOrder,
+  type UsageStatements,
+  usageStatements,
+  usageUpsertText,
+} from "./usage-statements.ts";
 
 export type KeyRow = IdempotencyKeyTable;
 /** Which key: a business's own. */
@@ -112,7 +117,7 @@ function answerStatements(db: Db, usage: UsageStatements) {
         if (bytes > 0) counted.set(id.business_id, (counted.get(id.business_id) ?? 0) + bytes);
       if (counted.size === 0) return writes;
       const parameters: unknown[] = [];
-      for (const [businessId, bytes] of [...counted].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      for (const [businessId, bytes] of [...counted].sort(([a], [b]) => inBusinessOrder(a, b)))
         parameters.push(businessId, slot, bytes);
       writes.push(CompiledQuery.raw(usageUpsertText(tx, counted.size), parameters));
       return writes;

@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import { batcher } from "../batcher.ts";
 import { alone, type Db, writeTransaction } from "../db/database.ts";
 import { DomainError } from "../errors.ts";
@@ -11,7 +10,7 @@ import {
   NO_ANSWER,
 } from "./idempotency-repository.ts";
 import { KEY_TTL_MS, slotOf, USAGE_SLOT_MS } from "./slots.ts";
-import { answersWithWork, idOf } from "./with-work.ts";
+import { answersWithWork, idOf, newClaim } from "./with-work.ts";
 
 /**
  * A claim in flight for longer than this was left by a process that died: no request runs this
@@ -182,13 +181,13 @@ export function idempotencyService(deps: {
   }
 
   const fresh = (request: KeyedRequest) => {
-    const token = randomUUID();
+    const claim = newClaim(request);
     return {
-      claim: { businessId: request.businessId, key: request.key, token },
+      claim,
       row: {
         route: request.route,
         fingerprint: request.fingerprint,
-        claim: token,
+        claim: claim.token,
         created_at: new Date().toISOString(),
       },
     };

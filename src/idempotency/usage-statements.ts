@@ -23,9 +23,7 @@ export function usageStatements(db: Db) {
      * on SQLite, and in the statement that stores them on PostgreSQL.
      */
     async addUsages(rows: readonly { businessId: string; slot: number; bytes: number }[], tx: Executor = db) {
-      const ordered = [...rows].sort((a, b) =>
-        a.businessId < b.businessId ? -1 : a.businessId > b.businessId ? 1 : 0,
-      );
+      const ordered = [...rows].sort((a, b) => inBusinessOrder(a.businessId, b.businessId));
       for (const { businessId, slot, bytes } of ordered) await addUsage(businessId, slot, bytes, tx);
     },
 
@@ -63,6 +61,12 @@ export function usageStatements(db: Db) {
 }
 
 export type UsageStatements = ReturnType<typeof usageStatements>;
+
+/**
+ * The order usage rows are written in, by business id, by every statement that writes several: two
+ * processes' statements then never wait on each other's rows in opposite orders (a deadlock).
+ */
+export const inBusinessOrder = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /** Bytes added to `rows` businesses' usage in a slot: business id, slot and bytes a row. */
 export function usageUpsertText(tx: Executor, rows: number): string {

@@ -37,6 +37,13 @@ export class KeyNotClaimed extends Error {
   }
 }
 
+/** A new hold on the request's key, under a token of its own. */
+export const newClaim = (request: KeyedRequest): Claim => ({
+  businessId: request.businessId,
+  key: request.key,
+  token: randomUUID(),
+});
+
 /** A claim's key, as the repository finds its row: where the claim still holds it. */
 export const idOf = (claim: Claim) => ({
   business_id: claim.businessId,
@@ -88,9 +95,8 @@ export function answersWithWork(deps: {
      */
     claimWith(request: KeyedRequest, status: number, body: string): AnswerWith | undefined {
       if (!keptAsIs(body)) return undefined;
-      const claim = { businessId: request.businessId, key: request.key, token: randomUUID() };
       return {
-        claim,
+        claim: newClaim(request),
         status,
         body,
         claiming: { route: request.route, fingerprint: request.fingerprint, won: false },

@@ -47,10 +47,11 @@ export function signAnswer(
  * loop parsed and canonicalized the body for the fingerprint alone. The key is then claimed in the
  * sign's own transaction, inserted with the answer the sign gives (DeferredClaim's `claimWith`): a
  * statement, a commit and a round trip less before the sign, and the answer's update after it gone
- * (bench/RESULTS.md, 2026-12-07). A key that was not claimed so (another request holds it, the business's
- * quota is full) leaves the document unsigned, and is claimed the usual way, which answers as it
- * did before the check (its answer replayed, or 409, 422, 429). A body refused by the check claims
- * the key with the fingerprint worked out here, so that its refusal is kept and repeated as before.
+ * (bench/RESULTS.md, 2026-12-07). A key that was not claimed so (another request holds it, the
+ * business's quota is full) leaves the document unsigned, and is claimed the usual way, which
+ * answers as it did before the check (its answer replayed, or 409, 422, 429). A body refused by the
+ * check claims the key with the fingerprint worked out here, so that its refusal is kept and
+ * repeated as before.
  */
 export async function signClaimingAfterCheck(
   request: FastifyRequest,
