@@ -1,8 +1,15 @@
+import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { type Static, type TSchema, Type } from "typebox";
 import { PAYMENT_STATUSES } from "../reference/data.ts";
 import { INVOICE_STATUSES } from "./lifecycle.ts";
 
 // The bodies and answers of the invoice routes, as routes.ts declares them and openapi.json shows them.
+
+/** The app the invoice routes are declared on. */
+export type InvoiceApp = Parameters<FastifyPluginAsyncTypebox>[0];
+export const PREFIX = "/api/v1/einvoice";
+/** The refusals of a route that finds an invoice by its IRN. */
+export const BY_IRN = [400, 401, 404, 429, 503];
 
 export const IrnParams = Type.Object({ irn: Type.String({ minLength: 1, maxLength: 100 }) });
 export const UpdateBody = Type.Object(

@@ -3,30 +3,19 @@ import { type TSchema, Type } from "typebox";
 import type { InvoicePdfs } from "../documents/pdf/service.ts";
 import { InvoiceDocument } from "../documents/schema.ts";
 import type { UblReader } from "../documents/ubl/ubl-in.ts";
-import { clientGone } from "../http/client-gone.ts";
-import { action, sendPdf, withWarnings } from "../http/envelope.ts";
+import { action, withWarnings } from "../http/envelope.ts";
 import { EXAMPLES } from "../http/examples.ts";
-import {
-  Action,
-  Empty,
-  errorResponses,
-  IdenticalDocumentHeader,
-  pdfResponses,
-  responses,
-} from "../http/openapi.ts";
+import { Action, Empty, errorResponses, IdenticalDocumentHeader, responses } from "../http/openapi.ts";
 import { acceptXmlBodies } from "../http/xml-body.ts";
 import { claimAfterCheck, IdempotencyHeaders, idempotent, ReplayedHeader } from "../idempotency/hook.ts";
 import type { IdempotencyService } from "../idempotency/idempotency-service.ts";
+import { pdfRoute, recordRoutes } from "./invoice-record-routes.ts";
 import {
+  type InvoiceApp as App,
   BatchResult,
-  FullRecord,
-  IrnParams,
   IrnValidateBody,
-  Lookup,
-  Payment,
-  Status,
+  PREFIX,
   UblQuery,
-  UpdateBody,
 } from "./invoice-route-schemas.ts";
 import { registered, ublRoutes } from "./invoice-ubl-routes.ts";
 import { answerOf, signAnswer, signClaimingAfterCheck } from "./keyed-sign-routes.ts";
@@ -37,7 +26,6 @@ import type { IrnCheck } from "./registration/irn-check.ts";
 import type { InvoiceRegistration } from "./registration/register.ts";
 import type { InvoiceTransmits } from "./transmits.ts";
 
-const PREFIX = "/api/v1/einvoice";
 const DocumentWithExamples = {
   ...InvoiceDocument,
   examples: [EXAMPLES.invoiceFull, EXAMPLES.invoiceMinimal],
@@ -46,8 +34,6 @@ const BatchBody = Type.Object(
   { invoices: Type.Array(Type.Unknown(), { minItems: 1, maxItems: BATCH_MAX_DOCUMENTS }) },
   { examples: [{ invoices: [EXAMPLES.invoiceFull, EXAMPLES.invoiceMinimal] }] },
 );
-
-const BY_IRN = [400, 401, 404, 429, 503];
 
 /**
  * The invoice document is declared for documentation, but checked by the service, which reports
@@ -82,8 +68,6 @@ function signAnswers(answers: Record<number, TSchema>): Record<number, TSchema> 
   const refused = answers[400] as TSchema & { headers?: Record<string, unknown> };
   return { ...answers, 400: { ...refused, headers: { ...refused.headers, ...IdenticalDocumentHeader } } };
 }
-
-type App = Parameters<FastifyPluginAsyncTypebox>[0];
 
 /** A body of validate, sign and sign-transmit: this API's JSON document, or UBL 2.1 (ubl-in.ts). */
 const DocumentBody = {
@@ -225,143 +209,6 @@ function batchRoutes(app: App, invoices: InvoiceRegistration, keyed: ReturnType<
         ),
     );
   }
-}
-
-/** What comes after the sign: transmission, the views of the record, payments. */
-function recordRoutes(
-  app: App,
-  deps: {
-    transmits: Pick<InvoiceTransmits, "transmit">;
-    records: Pick<InvoiceQueries, "lookup" | "simple" | "record">;
-    payments: PaymentService;
-  },
-): void {
-  const { payments } = deps;
-  app.get(
-    `${PREFIX}/transmit/:irn`,
-    {
-      schema: {
-        summary: "Transmit a signed invoice to the tax authority",
-        tags: ["invoices"],
-        params: IrnParams,
-        response: responses(
-          Action(Empty, "Invoice transmitted successfully"),
-          "confirmed by the authority",
-          BY_IRN,
-        ),
-      },
-      config: { handler: "invoice.transmit", failureMessage: "Failed to transmit invoice" },
-    },
-    async (request) => {
-      await deps.transmits.transmit(request.principal, request.params.irn);
-      return action("Invoice transmitted successfully", []);
-    },
-  );
-
-  app.get(
-    `${PREFIX}/lookup/:irn`,
-    {
-      schema: {
-        summary: "Look up an invoice's fiscalization status",
-        tags: ["invoices"],
-        params: IrnParams,
-        response: responses(Action(Lookup, "Lookup completed"), "where the invoice stands", BY_IRN),
-      },
-      config: { handler: "invoice.lookup", failureMessage: "Failed to look up invoice" },
-    },
-    async (request) =>
-      action("Lookup completed", await deps.records.lookup(request.principal, request.params.irn)),
-  );
-
-  app.get(
-    `${PREFIX}/:irn/simple`,
-    {
-      schema: {
-        summary: "The invoice as submitted, with its status",
-        tags: ["invoices"],
-        params: IrnParams,
-        response: responses(
-          Action(
-            Type.Object(
-              { status: Status, payment_status: Payment },
-              {
-                additionalProperties: true,
-                description: "the document's fields, then status and payment_status",
-              },
-            ),
-            "Invoice fetched successfully",
-          ),
-          "the invoice",
-          BY_IRN,
-        ),
-      },
-      config: { handler: "invoice.simple", failureMessage: "Failed to fetch invoice" },
-    },
-    async (request) =>
-      action(
-        "Invoice fetched successfully",
-        await deps.records.simple(request.principal, request.params.irn),
-      ),
-  );
-
-  app.get(
-    `${PREFIX}/:irn`,
-    {
-      schema: {
-        summary: "The invoice's full record: document, signature, QR code and history",
-        tags: ["invoices"],
-        params: IrnParams,
-        response: responses(Action(FullRecord, "Invoice fetched successfully"), "the full record", BY_IRN),
-      },
-      config: { handler: "invoice.fetch", failureMessage: "Failed to fetch invoice" },
-    },
-    async (request) =>
-      action(
-        "Invoice fetched successfully",
-        await deps.records.record(request.principal, request.params.irn),
-      ),
-  );
-
-  app.patch(
-    `${PREFIX}/update/:irn`,
-    {
-      schema: {
-        summary:
-          "Update an invoice's payment status: PENDING to PARTIAL (a payment, repeatable), PAID or REJECTED",
-        tags: ["invoices"],
-        params: IrnParams,
-        body: { ...UpdateBody, examples: [EXAMPLES.partialPayment, EXAMPLES.fullPayment] },
-        response: responses(Action(Empty, "Invoice updated successfully"), "updated", BY_IRN),
-      },
-      config: { handler: "invoice.update", failureMessage: "Failed to update invoice" },
-    },
-    async (request) => {
-      await payments.update(request.principal, request.params.irn, request.body);
-      return action("Invoice updated successfully", []);
-    },
-  );
-}
-
-/** The buyer's PDF: a document, not a JSON answer. */
-function pdfRoute(app: App, pdfs: Pick<InvoicePdfs, "pdf">): void {
-  app.get(
-    `${PREFIX}/:irn.pdf`,
-    {
-      schema: {
-        summary:
-          "The invoice as the buyer sees it: an A4 PDF with its lines, totals, the platform QR code and the verification QR code",
-        tags: ["invoices"],
-        params: IrnParams,
-        response: pdfResponses("the invoice, application/pdf", BY_IRN),
-      },
-      config: { handler: "invoice.pdf", failureMessage: "Failed to fetch invoice" },
-    },
-    async (request, reply) => {
-      // A PDF whose client has gone is not rendered.
-      const pdf = await pdfs.pdf(request.principal, request.params.irn, clientGone(reply));
-      return sendPdf(reply, request.params.irn, pdf);
-    },
-  );
 }
 
 export function invoiceRoutes(deps: {

@@ -1,4 +1,3 @@
-import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { Principal } from "../businesses/business-service.ts";
 import type { UblIn, UblReader } from "../documents/ubl/ubl-in.ts";
 import { writeUbl } from "../documents/ubl/write.ts";
@@ -6,18 +5,20 @@ import { DomainError, type Violation } from "../errors.ts";
 import { action } from "../http/envelope.ts";
 import { Action, responses, xmlResponses } from "../http/openapi.ts";
 import { sendXml } from "../http/xml-body.ts";
-import { Converted, IrnParams, UblQuery } from "./invoice-route-schemas.ts";
+import {
+  type InvoiceApp as App,
+  BY_IRN,
+  Converted,
+  IrnParams,
+  PREFIX,
+  UblQuery,
+} from "./invoice-route-schemas.ts";
 import type { InvoiceQueries } from "./records/invoice-queries.ts";
 
 /*
  * The invoice routes' UBL 2.1 edge: a UBL body read into this API's document before registering it,
  * the conversion on its own, and a signed invoice written as UBL.
  */
-
-type App = Parameters<FastifyPluginAsyncTypebox>[0];
-
-const PREFIX = "/api/v1/einvoice";
-const BY_IRN = [400, 401, 404, 429, 503];
 
 export type Registered = { warnings: Violation[]; warningsBeyond: number };
 
