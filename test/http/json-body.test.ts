@@ -58,19 +58,39 @@ test("scanJson measures depth, objects, members and values, and flags what needs
   assert.ok(scanJson(`[1${"0".repeat(300)}]`).hugeNumber, "300 digits");
   assert.equal(quickScan(`[1${"0".repeat(300)}]`), undefined, "300 digits: scanned");
   assert.equal(quickScan(`{"a":1e-400}`), undefined, "a three-digit exponent: scanned");
-  // A UUID in a string looks like an exponent to a search: the full scan tells it is none.
+  // A UUID in a string looks like an exponent to a search; after a quote it is a string's.
   const id = '{"business_id":"0e123456-aaaa-4bbb-8ccc-dddddddddddd"}';
-  assert.equal(quickScan(id), undefined, "an exponent's look in a string: scanned");
-  assert.equal(scanJson(id).hugeNumber, false, "and no number found");
+  assert.equal(quickScan(id)?.hugeNumber, false, "an exponent's look in a string: not scanned");
+  assert.equal(scanJson(id).hugeNumber, false, "and no number there");
+  // Where a number may stand, it is scanned, in a string too (the search cannot tell).
+  for (const text of [
+    "1e400",
+    "\uFEFF1e400",
+    '{"a": -1.5E+400}',
+    "[1,\n2e400]",
+    '{"a":[\t0e123]}',
+    '["x:1e123"]',
+  ]) {
+    assert.equal(quickScan(text), undefined, `${JSON.stringify(text)}: scanned`);
+  }
+  for (const text of ['["ae123"]', '["-e123"]', '{"e123":1}', '["x1e123"]']) {
+    assert.equal(quickScan(text)?.hugeNumber, false, `${JSON.stringify(text)}: not scanned`);
+  }
   assert.equal(quickScan(`${"[".repeat(65)}${"]".repeat(65)}`), undefined, "too many brackets: scanned");
   assert.equal(quickScan('["\\u0000"]'), undefined, "an escape: scanned");
   assert.equal(quickScan(`[${"0,".repeat(3000)}0]`), undefined, "too long: scanned");
   assert.ok(!scanJson(`[${"1,".repeat(500)}1]`).hugeNumber, "many short numbers");
 });
 
+/**
+ * A three-digit exponent after number characters that start the text or follow `:`, `,`, `[`,
+ * whitespace or a BOM: where the quick scan must leave a body to the full scan.
+ */
+const NUMBER_EXPONENT = /(?<=(?:^|[:,[ \t\n\r\uFEFF])[-+.0-9]+)[eE][+-]?\d{3}/;
+
 test("the quick scan leaves to the full scan exactly the bodies with a 200-digit run or a 3-digit exponent", () => {
-  // The flag's pattern is tried from the first digit of a run only; the plain pattern is the oracle.
-  const oracle = (text: string) => /\d{200}/.test(text) || /[eE][+-]?\d{3}/.test(text);
+  // The flag's pattern is tried from the first digit of a run only; the plain patterns are the oracle.
+  const oracle = (text: string) => /\d{200}/.test(text) || NUMBER_EXPONENT.test(text);
   let flagged = 0;
   for (const run of [0, 1, 150, 199, 200, 201, 260]) {
     for (const [before, after] of [
@@ -95,7 +115,7 @@ test("the quick scan leaves to the full scan exactly the bodies with a 200-digit
 test("the quick scan finds a 200-digit run wherever it starts and however digits lie around it", () => {
   // The run is looked for at every 100th character: the oracle is the plain pattern, and the runs
   // start at every offset, beside other digits, strings and other runs.
-  const oracle = (text: string) => /\d{200}/.test(text) || /[eE][+-]?\d{3}/.test(text);
+  const oracle = (text: string) => /\d{200}/.test(text) || NUMBER_EXPONENT.test(text);
   fc.assert(
     fc.property(
       fc.array(
