@@ -6,6 +6,7 @@ import { reportNumbersAndBounds } from "./migration-0015.ts";
 import { receivedInvoices0017 } from "./migration-0017.ts";
 import { pullJobs0018 } from "./migration-0018.ts";
 import { credentialChanges0019 } from "./migration-0019.ts";
+import { invoiceRows0020 } from "./migration-0020.ts";
 import { generatedId } from "./migration-ids.ts";
 import type { Database } from "./schema.ts";
 
@@ -333,6 +334,7 @@ const migrations: Record<string, Migration> = {
       else await credentialChanges0019(db);
     },
   },
+  "0020_invoice_rows": { up: invoiceRows0020 },
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
