@@ -262,7 +262,9 @@ export function rateCounter(
  * subscriber commonly holds a whole /64 and could otherwise take a fresh address per request.
  */
 export function addressKey(ip: string): string {
-  if (!isIPv6(ip)) return ip;
+  // Every IPv6 address is written with colons: an IPv4 one (most requests) skips isIPv6's pattern,
+  // about 3 µs an authenticated request in a profile of the sign.
+  if (!ip.includes(":") || !isIPv6(ip)) return ip;
   const bare = ip.split("%")[0] as string;
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(bare);
   if (mapped) return mapped[1] as string;
