@@ -1,23 +1,36 @@
-import { type RawBuilder, sql } from "kysely";
-import { chunksFor, type Read } from "../db/batch-statements.ts";
+import { CompiledQuery, type RawBuilder, sql } from "kysely";
+import { chunksFor, compiledOnce, type Read } from "../db/batch-statements.ts";
 import { type Db, type Executor, engineOf } from "../db/database.ts";
 import type { ApiKeyTable, Business, NewBusinessRow } from "../db/schema.ts";
 
 /** Where a business's hash chain ends: the hash of its latest signed invoice and the chain's length. */
 export type ChainHead = { id: string; chain_head: string | null; chain_length: number };
 
-/** The statements that move the heads of several chains (one a chunk), to run with others (executeTogether). */
-function chainHeadUpdates(heads: readonly ChainHead[], tx: Executor) {
+/**
+ * The statements that move the heads of several chains (one a chunk), to run with others
+ * (executeTogether). Each text is compiled once for its engine and number of chains (compiledOnce):
+ * built for every batch, its nodes and frozen objects took as much of a sign batch's event loop as
+ * its inserts' once did.
+ */
+function chainHeadUpdates(heads: readonly ChainHead[], tx: Executor): CompiledQuery[] {
   return chunksFor(tx, heads).map((chunk) => {
-    const cases = (value: (head: ChainHead) => RawBuilder<unknown>) =>
-      sql.join(
-        chunk.map((head) => sql`when ${head.id} then ${value(head)}`),
-        sql` `,
-      );
-    return sql`update businesses
-      set chain_head = case id ${cases((head) => sql`cast(${head.chain_head} as text)`)} end,
-        chain_length = case id ${cases((head) => sql`cast(${head.chain_length} as integer)`)} end
-      where id in (${sql.join(chunk.map((head) => head.id))})`;
+    const text = compiledOnce(`${engineOf(tx)}\u0000chain heads\u0000${chunk.length}`, () => {
+      const cases = (value: (head: ChainHead) => RawBuilder<unknown>) =>
+        sql.join(
+          chunk.map((head) => sql`when ${head.id} then ${value(head)}`),
+          sql` `,
+        );
+      return sql`update businesses
+        set chain_head = case id ${cases((head) => sql`cast(${head.chain_head} as text)`)} end,
+          chain_length = case id ${cases((head) => sql`cast(${head.chain_length} as integer)`)} end
+        where id in (${sql.join(chunk.map((head) => head.id))})`.compile(tx).sql;
+    });
+    // The values in the text's order: each head's id and hash, each id and length, then the ids.
+    const parameters: unknown[] = [];
+    for (const head of chunk) parameters.push(head.id, head.chain_head);
+    for (const head of chunk) parameters.push(head.id, head.chain_length);
+    for (const head of chunk) parameters.push(head.id);
+    return CompiledQuery.raw(text, parameters);
   });
 }
 

@@ -60,8 +60,7 @@ export async function executeTogether(tx: Executor, statements: readonly Stateme
       // (compiled by it), whose only `$` is a placeholder's.
       const offset = parameters.length;
       for (const value of values) parameters.push(value);
-      const numbered = offset === 0 ? text : text.replace(/\$(\d+)/g, (_, n) => `$${Number(n) + offset}`);
-      return `w${i} as (${numbered})`;
+      return `w${i} as (${numberedFrom(text, offset)})`;
     });
     if (parameters.length <= POSTGRES_PARAMETERS) {
       // Its answer is not read: in a transaction it goes out with the statement after it, at the
@@ -73,6 +72,34 @@ export async function executeTogether(tx: Executor, statements: readonly Stateme
     }
   }
   for (const statement of statements) await tx.executeQuery(compiledOf(tx, statement));
+}
+
+/** Texts renumbered by `numberedFrom`: by the text as given, then by the offset. */
+const renumbered = new Map<string, Map<number, string>>();
+
+/**
+ * `text` with its parameters numbered on from `offset` ($1 becomes $<offset + 1>), kept: a sign
+ * batch's texts come compiled once (insertRows, the chains' heads) and meet the same offsets batch
+ * after batch, and the renumbering (a callback for each of a 16-invoice insert's 384 placeholders)
+ * took more of the event loop than any other step of executeTogether. The same text object is
+ * looked up every time, so its hash is computed once. The texts are the statements' shapes, a few
+ * dozen; past 512 the kept ones go.
+ */
+function numberedFrom(text: string, offset: number): string {
+  if (offset === 0) return text;
+  let byOffset = renumbered.get(text);
+  if (byOffset === undefined) {
+    if (renumbered.size >= 512) renumbered.clear();
+    byOffset = new Map();
+    renumbered.set(text, byOffset);
+  }
+  let numbered = byOffset.get(offset);
+  if (numbered === undefined) {
+    if (byOffset.size >= 64) byOffset.clear();
+    numbered = text.replace(/\$(\d+)/g, (_, n) => `$${Number(n) + offset}`);
+    byOffset.set(offset, numbered);
+  }
+  return numbered;
 }
 
 /** A statement built and not run: a query builder's, raw SQL, or compiled (insertRows). */

@@ -222,6 +222,29 @@ test(`insertRows on ${ENGINE}: the builder's statements, compiled once a shape, 
       .execute();
     assert.equal(around.length, 2);
   }
+  // One text three times in a statement, twice over: each at its own offset, its numbering kept by
+  // text and offset (kept by text alone, the third would be numbered as the second).
+  const subjectOrder = (a: { subject: string }, b: { subject: string }) => a.subject.localeCompare(b.subject);
+  for (const round of [1, 2]) {
+    const parts = ["x", "y", "z"].map((tag) => ({
+      tag: `r${round}${tag}`,
+      rows: rowsOf(3, `r${round}${tag}`),
+    }));
+    await writeTransaction(ctx.db, (tx) =>
+      executeTogether(
+        tx,
+        parts.flatMap(({ rows }) => insertRows(tx, "audit_log", columns, rows)),
+      ),
+    );
+    for (const { tag, rows } of parts) {
+      const stored = await ctx.db
+        .selectFrom("audit_log")
+        .select(columns)
+        .where("subject", "like", `${tag}-%`)
+        .execute();
+      assert.deepEqual(stored.sort(subjectOrder), [...rows].sort(subjectOrder), tag);
+    }
+  }
   // A row without one of the columns is a mistake, not the column's default.
   const { detail: _left, ...partial } = rowsOf(1, "partial")[0] as Row;
   assert.throws(
