@@ -170,12 +170,40 @@ export function insertRows<T extends keyof Database & string, C extends keyof Da
  * A read built and not run: its query, and what its rows answer. The query selects text, numbers
  * and nulls only: run together on PostgreSQL its rows come back as JSON (readTogether).
  */
-export type Read<T> = { query: Compilable; answer(rows: readonly Record<string, unknown>[]): T };
+export type Read<T> = {
+  query: Compilable | CompiledQuery;
+  answer(rows: readonly Record<string, unknown>[]): T;
+};
 
 /** Runs a read on its own. */
 export async function read<T>(tx: Executor, query: Read<T>): Promise<T> {
-  const { rows } = await tx.executeQuery(query.query.compile());
+  const { rows } = await tx.executeQuery(compiledQuery(query.query));
   return query.answer(rows as Record<string, unknown>[]);
+}
+
+function compiledQuery(query: Compilable | CompiledQuery): CompiledQuery {
+  return "compile" in query ? query.compile() : query;
+}
+
+/**
+ * A query whose text depends on `tx`'s engine, `shape` and the number of its `values` only (an IN
+ * list, say), compiled by the query builder once (compiledOnce) and then run with `values`, which
+ * must be the built query's parameters in their order. A sign batch's reads (its chains' lock, the
+ * IRNs taken, the webhooks, the sealing key) were built and compiled for every batch, and the
+ * statement joining them compiled again: on PostgreSQL, where a batch holds a few signs, that was
+ * more of the event loop than its inserts' building ever was.
+ */
+export function compiledByCount(
+  tx: Executor,
+  shape: string,
+  values: readonly unknown[],
+  build: () => Compilable,
+): CompiledQuery {
+  const text = compiledOnce(
+    `${engineOf(tx)}\u0000${shape}\u0000${values.length}`,
+    () => build().compile().sql,
+  );
+  return CompiledQuery.raw(text, [...values]);
 }
 
 /**
@@ -230,12 +258,24 @@ export async function readLed<L, T extends readonly unknown[]>(
     answers = [];
     for (const each of given) answers.push(await read(tx, each));
   } else {
-    const aggregated = (query: Compilable | RawBuilder<unknown>, name: string) =>
-      sql`(select coalesce(json_agg(q), '[]'::json) from (${query}) as q) as ${sql.ref(name)}`;
-    const columns = given.map((each, i) => aggregated(each.query, `r${i}`));
-    const { rows } = await sql<Record<string, Record<string, unknown>[]>>`${
-      lead ? sql`with ${lead.clauses} ` : sql``
-    }select ${sql.join(lead ? [aggregated(lead.query, "lead"), ...columns] : columns)}`.execute(tx);
+    // The statement is joined from its parts' compiled texts, each numbered on from the parts
+    // before it (numberedFrom): only the lead, a keyed sign's claims, is built for each batch.
+    const parameters: unknown[] = [];
+    const numbered = ({ sql: text, parameters: values }: CompiledQuery) => {
+      const offset = parameters.length;
+      for (const value of values) parameters.push(value);
+      return numberedFrom(text, offset);
+    };
+    const aggregated = (query: CompiledQuery, name: string) =>
+      `(select coalesce(json_agg(q), '[]'::json) from (${numbered(query)}) as q) as "${name}"`;
+    const head = lead ? `${numbered(sql`with ${lead.clauses} select`.compile(tx))} ` : "select ";
+    const columns = [
+      ...(lead ? [aggregated(lead.query.compile(tx), "lead")] : []),
+      ...given.map((each, i) => aggregated(compiledQuery(each.query), `r${i}`)),
+    ];
+    const { rows } = await tx.executeQuery<Record<string, Record<string, unknown>[]>>(
+      CompiledQuery.raw(`${head}${columns.join(", ")}`, parameters),
+    );
     const [row] = rows;
     if (!row) throw new Error("a statement of reads answered no row");
     if (lead) led = lead.answer(row.lead ?? []);

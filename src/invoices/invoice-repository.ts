@@ -1,5 +1,5 @@
 import { type CompiledQuery, sql } from "kysely";
-import { insertRows, type Read } from "../db/batch-statements.ts";
+import { compiledByCount, insertRows, type Read } from "../db/batch-statements.ts";
 import { type Db, type Executor, engineOf } from "../db/database.ts";
 import type { InvoicePaymentTable, InvoiceTable } from "../db/schema.ts";
 
@@ -116,7 +116,9 @@ export function invoiceRepository(db: Db) {
     insertRows(tx, "invoices", INVOICE_COLUMNS, rows);
 
   const existingRead = (irns: readonly string[], tx: Executor = db): Read<string[]> => ({
-    query: tx.selectFrom("invoices").select("irn").where("irn", "in", irns),
+    query: compiledByCount(tx, "irns taken", irns, () =>
+      tx.selectFrom("invoices").select("irn").where("irn", "in", irns),
+    ),
     answer: (rows) => rows.map((row) => row.irn as string),
   });
 

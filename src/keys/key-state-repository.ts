@@ -1,11 +1,14 @@
-import { type Read, read } from "../db/batch-statements.ts";
+import { compiledByCount, type Read, read } from "../db/batch-statements.ts";
 import { type Db, type Executor, engineOf } from "../db/database.ts";
 
 /** The one row that says which data key new values are sealed under (migration 0010). */
 export function dataKeyStateRepository(db: Db) {
   function currentRead(tx: Executor = db, options: { share?: boolean } = {}): Read<string | null> {
-    let query = tx.selectFrom("data_key_state").select("kid").where("id", "=", 1);
-    if (options.share && engineOf(tx) === "postgres") query = query.forShare();
+    const share = options.share && engineOf(tx) === "postgres";
+    const query = compiledByCount(tx, share ? "data key, shared" : "data key", [1], () => {
+      const built = tx.selectFrom("data_key_state").select("kid").where("id", "=", 1);
+      return share ? built.forShare() : built;
+    });
     return { query, answer: (rows) => (rows[0]?.kid as string | null | undefined) ?? null };
   }
   return {

@@ -1,10 +1,12 @@
-import { type Read, read } from "../db/batch-statements.ts";
+import { compiledByCount, type Read, read } from "../db/batch-statements.ts";
 import type { Db, Executor } from "../db/database.ts";
 import type { WebhookTable } from "../db/schema.ts";
 
 export function webhookRepository(db: Db) {
   const subscribedRead = (businessIds: readonly string[], tx: Executor = db): Read<Set<string>> => ({
-    query: tx.selectFrom("webhooks").select("business_id").where("business_id", "in", businessIds),
+    query: compiledByCount(tx, "webhooks of", businessIds, () =>
+      tx.selectFrom("webhooks").select("business_id").where("business_id", "in", businessIds),
+    ),
     answer: (rows) => new Set(rows.map((row) => row.business_id as string)),
   });
   return {

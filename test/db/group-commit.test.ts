@@ -4,8 +4,10 @@ import SQLite from "better-sqlite3";
 import { type Kysely, sql } from "kysely";
 import pg from "pg";
 import { batcher, type Outcome } from "../../src/batcher.ts";
+import { businessRepository } from "../../src/businesses/business-repository.ts";
 import {
   chunksFor,
+  compiledByCount,
   executeTogether,
   insertRows,
   powerOfTwoChunks,
@@ -251,6 +253,34 @@ test(`insertRows on ${ENGINE}: the builder's statements, compiled once a shape, 
     () => insertRows(ctx.db, "audit_log", columns, [partial as Row]),
     /audit_log\.detail is undefined/,
   );
+});
+
+test(`reads compiled once a shape and count on ${ENGINE}: the builder's text for each count, run with their values`, async (t) => {
+  const { ctx } = await build(t);
+  const ids: string[] = [];
+  for (let i = 0; i < 4; i++) ids.push((await tenant(ctx)).business_id);
+  const businesses = businessRepository(ctx.db);
+  // Counts in an order that meets each again after another: a text kept for one count and given
+  // to another would have the wrong number of placeholders.
+  for (const count of [1, 3, 2, 4, 1, 3]) {
+    const wanted = ids.slice(0, count);
+    const built = () => ctx.db.selectFrom("businesses").select("id").where("id", "in", wanted).orderBy("id");
+    const compiled = compiledByCount(ctx.db, "probe of businesses", wanted, built);
+    assert.equal(compiled.sql, built().compile().sql, `${count}: the builder's text`);
+    assert.deepEqual(compiled.parameters, wanted);
+    const [heads, again] = await writeTransaction(ctx.db, (tx) =>
+      readTogether(tx, [
+        businesses.chainsLock(wanted, tx),
+        { query: compiled, answer: (rows) => rows.map((row) => row.id as string) },
+      ]),
+    );
+    assert.deepEqual(
+      heads.map((head) => head.id),
+      [...wanted].sort(),
+      `${count}: the chains locked`,
+    );
+    assert.deepEqual(again, [...wanted].sort(), `${count}: the read compiled here`);
+  }
 });
 
 test(`reads run together on ${ENGINE}: the answers of one by one, a read left out answering undefined; on PostgreSQL one statement, its row locks held to the end of the transaction`, async (t) => {
