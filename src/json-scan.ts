@@ -95,11 +95,11 @@ const LONG_EXPONENT = /[eE][+-]?\d{3}/g;
  * Whether `text` holds a three-digit exponent that may be a number's. A search cannot tell a string
  * from a number, and a UUID's `0e123456` is such an exponent to it: about a third of random
  * business ids matched, so every sign of those businesses paid for a full scan (4.6–12.4 µs for
- * an invoice, against about 2 µs for this) on the event loop. An exponent counts here only after a run of number characters that
- * starts the text or follows what may stand before a number (`:`, `,`, `[`, whitespace, a byte
- * order mark); after a quote or a letter it is inside a string. A string holding `:1e123` still
- * counts, which leaves the body to the full scan: this may answer yes for no number, never no for
- * one.
+ * an invoice, against about 2 µs for this) on the event loop. An exponent counts here only after a
+ * run of number characters that starts the text or follows what may stand before a number (`:`,
+ * `,`, `[`, whitespace, a byte order mark); after a quote or a letter it is inside a string. A
+ * string holding `:1e123` still counts, which leaves the body to the full scan: this may answer
+ * yes for no number, never no for one.
  */
 function hasLongExponent(text: string): boolean {
   LONG_EXPONENT.lastIndex = 0;
