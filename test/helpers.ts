@@ -263,6 +263,23 @@ export async function listen(t: TestContext, env: Record<string, string> = {}) {
   return { ...built, url: address };
 }
 
+/**
+ * Another instance of the service on `config`'s database, listening on 127.0.0.1, as a second
+ * process of the cluster would be: nothing in memory is shared with the first. Closed when the test
+ * ends; its address is returned.
+ */
+export async function secondInstance(t: TestContext, config: Awaited<ReturnType<typeof build>>["config"]) {
+  const { createContext, createServer } = await import("../src/main.ts");
+  const other = await createContext(config);
+  const app = await createServer(other, pino({ level: "silent" }));
+  const url = await app.listen({ port: 0, host: "127.0.0.1" });
+  t.after(async () => {
+    await app.close();
+    await other.close();
+  });
+  return url;
+}
+
 /** Polls `probe` until it returns true, failing the test after `timeoutMs`. */
 export async function eventually(
   probe: () => Promise<boolean>,

@@ -1,13 +1,12 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { sql } from "kysely";
-import pino from "pino";
 import { readLed } from "../../src/db/batch-statements.ts";
 import { writeTransaction } from "../../src/db/database.ts";
 import { fingerprint } from "../../src/idempotency/fingerprint.ts";
 import { USAGE_SLOT_MS } from "../../src/idempotency/slots.ts";
 import { type AnswerWith, KeyNotClaimed } from "../../src/idempotency/with-work.ts";
-import { type Context, createContext, createServer } from "../../src/main.ts";
+import type { Context } from "../../src/main.ts";
 import {
   build,
   ENGINE,
@@ -15,6 +14,7 @@ import {
   freshInvoice,
   type Json,
   listen,
+  secondInstance,
   storedIrns,
   type Tenant,
   tenant,
@@ -258,13 +258,7 @@ test(`a keyed JSON sign over HTTP on ${ENGINE}: no claim of its own before the s
 test(`keyed signs on ${ENGINE}, many keys each sent many times at once to two instances on one database: one invoice a key, every answer its key's`, async (t) => {
   const { ctx, url, config } = await listen(t);
   // A second instance on the same database, as a second process of the cluster would be.
-  const other = await createContext(config);
-  const otherApp = await createServer(other, pino({ level: "silent" }));
-  const otherUrl = await otherApp.listen({ port: 0, host: "127.0.0.1" });
-  t.after(async () => {
-    await otherApp.close();
-    await other.close();
-  });
+  const otherUrl = await secondInstance(t, config);
   const a = await tenant(ctx);
   const b = await tenant(ctx, { tin: "30198222-0003" });
   // 8 keys, two businesses' invoices, each key sent 6 times, alternately to each instance, in a

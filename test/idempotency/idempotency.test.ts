@@ -1,11 +1,10 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { sql } from "kysely";
-import pino from "pino";
 import { fingerprint } from "../../src/idempotency/fingerprint.ts";
 import { sameDocument } from "../../src/invoices/registration/duplicates.ts";
 import { JsonText } from "../../src/json-text.ts";
-import { type Context, createContext, createServer } from "../../src/main.ts";
+import type { Context } from "../../src/main.ts";
 import { createWorker } from "../../src/outbox/worker.ts";
 import {
   build,
@@ -15,6 +14,7 @@ import {
   ISO_TIMESTAMP,
   type Json,
   listen,
+  secondInstance,
   storedIrns,
   type Tenant,
   tenant,
@@ -339,15 +339,8 @@ test(`Idempotency-Key on ${ENGINE}: after 24 hours a key is free again; expired 
 
 test(`Idempotency-Key on ${ENGINE}: concurrent requests over HTTP with one key, to two instances on one database: one signs, all answer the same bytes`, async (t) => {
   const { ctx, url, config } = await listen(t);
-  // A second instance on the same database, as a second process of the cluster would be: nothing
-  // in memory is shared, so only the database can decide.
-  const other = await createContext(config);
-  const otherApp = await createServer(other, pino({ level: "silent" }));
-  const otherUrl = await otherApp.listen({ port: 0, host: "127.0.0.1" });
-  t.after(async () => {
-    await otherApp.close();
-    await other.close();
-  });
+  // A second instance on the same database: only the database can decide.
+  const otherUrl = await secondInstance(t, config);
   const a = await tenant(ctx);
   const invoice = freshInvoice(a);
   const send = (base: string) =>
