@@ -89,15 +89,12 @@ export async function signClaimingAfterCheck(
       key.holdRefused(withKey);
       throw failed.err;
     }
-    // Failed otherwise (a transaction that failed took its claim with it): the key is claimed the
-    // usual way before the failure is answered, so that a refusal is kept, and a key held meanwhile
-    // answers first.
-    if (!(failed.err instanceof KeyNotClaimed)) {
-      if (await key.claim(print)) return reply;
-      throw failed.err;
-    }
-  }
-  if (await key.claim(print)) return reply;
+    // Not claimed with the sign (KeyNotClaimed), or failed otherwise (a transaction that failed
+    // took its claim with it): the key is claimed the usual way, and a key held meanwhile answers
+    // first. Another failure is then answered, its refusal kept; a key not claimed signs below.
+    if (await key.claim(print)) return reply;
+    if (!(failed.err instanceof KeyNotClaimed)) throw failed.err;
+  } else if (await key.claim(print)) return reply;
   const { warnings, warningsBeyond, answered } = await checked.commit(answerOf(request, reply));
   return signAnswer(reply, warnings, warningsBeyond, answered);
 }
