@@ -52,16 +52,10 @@ const POSTGRES_PARAMETERS = 65_535;
  */
 export async function executeTogether(tx: Executor, statements: readonly Statement[]): Promise<void> {
   if (engineOf(tx) === "postgres" && statements.length > 1) {
-    const compiled = statements.map((statement) => compiledOf(tx, statement));
-    const parameters: unknown[] = [];
-    const clauses = compiled.map(({ sql: text, parameters: values }, i) => {
-      // Each statement numbers its parameters from $1; in the one statement they follow the
-      // parameters of the clauses before. The texts are the query builder's, or insertRows's
-      // (compiled by it), whose only `$` is a placeholder's.
-      const offset = parameters.length;
-      for (const value of values) parameters.push(value);
-      return `w${i} as (${numberedFrom(text, offset)})`;
-    });
+    // The texts are the query builder's, or insertRows's (compiled by it), whose only `$` is a
+    // placeholder's.
+    const { numbered, parameters } = joining();
+    const clauses = statements.map((statement, i) => `w${i} as (${numbered(compiledOf(tx, statement))})`);
     if (parameters.length <= POSTGRES_PARAMETERS) {
       // Its answer is not read: in a transaction it goes out with the statement after it, at the
       // latest the commit.
@@ -72,6 +66,21 @@ export async function executeTogether(tx: Executor, statements: readonly Stateme
     }
   }
   for (const statement of statements) await tx.executeQuery(compiledOf(tx, statement));
+}
+
+/**
+ * Statements joined into one: `numbered` gives a statement's text with its parameters (each
+ * statement numbers its own from $1) numbered on from the ones before it, whose values it adds to
+ * `parameters`.
+ */
+function joining() {
+  const parameters: unknown[] = [];
+  const numbered = ({ sql: text, parameters: values }: CompiledQuery) => {
+    const offset = parameters.length;
+    for (const value of values) parameters.push(value);
+    return numberedFrom(text, offset);
+  };
+  return { numbered, parameters };
 }
 
 /** Texts renumbered by `numberedFrom`: by the text as given, then by the offset. */
@@ -258,14 +267,9 @@ export async function readLed<L, T extends readonly unknown[]>(
     answers = [];
     for (const each of given) answers.push(await read(tx, each));
   } else {
-    // The statement is joined from its parts' compiled texts, each numbered on from the parts
-    // before it (numberedFrom): only the lead, a keyed sign's claims, is built for each batch.
-    const parameters: unknown[] = [];
-    const numbered = ({ sql: text, parameters: values }: CompiledQuery) => {
-      const offset = parameters.length;
-      for (const value of values) parameters.push(value);
-      return numberedFrom(text, offset);
-    };
+    // The statement is joined from its parts' compiled texts (joining): only the lead, a keyed
+    // sign's claims, is built for each batch.
+    const { numbered, parameters } = joining();
     const aggregated = (query: CompiledQuery, name: string) =>
       `(select coalesce(json_agg(q), '[]'::json) from (${numbered(query)}) as q) as "${name}"`;
     const head = lead ? `${numbered(sql`with ${lead.clauses} select`.compile(tx))} ` : "select ";
