@@ -186,12 +186,8 @@ export type Read<T> = {
 
 /** Runs a read on its own. */
 export async function read<T>(tx: Executor, query: Read<T>): Promise<T> {
-  const { rows } = await tx.executeQuery(compiledQuery(query.query));
+  const { rows } = await tx.executeQuery(compiledOf(tx, query.query));
   return query.answer(rows as Record<string, unknown>[]);
-}
-
-function compiledQuery(query: Compilable | CompiledQuery): CompiledQuery {
-  return "compile" in query ? query.compile() : query;
 }
 
 /**
@@ -275,7 +271,7 @@ export async function readLed<L, T extends readonly unknown[]>(
     const head = lead ? `${numbered(sql`with ${lead.clauses} select`.compile(tx))} ` : "select ";
     const columns = [
       ...(lead ? [aggregated(lead.query.compile(tx), "lead")] : []),
-      ...given.map((each, i) => aggregated(compiledQuery(each.query), `r${i}`)),
+      ...given.map((each, i) => aggregated(compiledOf(tx, each.query), `r${i}`)),
     ];
     const { rows } = await tx.executeQuery<Record<string, Record<string, unknown>[]>>(
       CompiledQuery.raw(`${head}${columns.join(", ")}`, parameters),
