@@ -18,6 +18,7 @@ import {
   cpuMs,
   cpuTicks,
   freePort,
+  loopCpuMs,
   machine,
   pin,
   postgresCpuMs,
@@ -243,11 +244,11 @@ try {
   const databaseCpu = () => (args.engine === "postgres" ? postgresCpuMs() : undefined);
   const perRequest = (
     s: Scenario,
-    before: { api: number | undefined; db: number | undefined },
+    before: { api: number | undefined; loop: number | undefined; db: number | undefined },
     requests: number,
     ticks: CpuTicks,
   ) => {
-    const after = cpuMs(serverPid(s));
+    const [after, loopAfter] = [cpuMs(serverPid(s)), loopCpuMs(serverPid(s))];
     const stolen = `   ${stealSince(ticks)}`;
     if (before.api === undefined || after === undefined || requests === 0) return stolen;
     const db = databaseCpu();
@@ -255,7 +256,13 @@ try {
       s.url === api && before.db !== undefined && db !== undefined
         ? `   db ${Math.round(((db - before.db) * 1000) / requests)} µs/req`
         : "";
-    return `   cpu ${Math.round(((after - before.api) * 1000) / requests)} µs/req${database}${stolen}`;
+    // The event loops' share apart: what a sign costs them against what it costs its other threads
+    // (the preparation thread, V8's collector) differs with the load (RESULTS.md, 2026-12-07).
+    const loops =
+      before.loop !== undefined && loopAfter !== undefined
+        ? ` (event loops ${Math.round(((loopAfter - before.loop) * 1000) / requests)})`
+        : "";
+    return `   cpu ${Math.round(((after - before.api) * 1000) / requests)} µs/req${loops}${database}${stolen}`;
   };
   for (const s of scenarios.filter(chosen)) {
     if (warm > 0 && s.steady) await steadyRate({ url: s.url, durationS: warm, ...s.steady });
@@ -266,7 +273,7 @@ try {
         duration: warm,
         requests: [s.request as autocannon.Request],
       });
-    const cpuBefore = { api: cpuMs(serverPid(s)), db: databaseCpu() };
+    const cpuBefore = { api: cpuMs(serverPid(s)), loop: loopCpuMs(serverPid(s)), db: databaseCpu() };
     const ticks = cpuTicks();
     if (s.steady) {
       const result = await steadyRate({ url: s.url, durationS: duration, ...s.steady });
