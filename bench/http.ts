@@ -3,6 +3,7 @@
  * run. Prints requests/s and p50/p99 latency per scenario, and sign/ceiling and validate/ceiling.
  *   npm run bench:http -- [--engine sqlite|postgres] [--processes 1|2] [--duration 10] [--warm 5] [--connections 32]
  *                         [--only sign,validate] [--cpu-prof DIR] [--steady-rate 1000]
+ *                         [--steady-client lean|node]
  * PostgreSQL uses EINVOICE_BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test) in
  * a schema of its own, dropped afterwards.
  */
@@ -44,6 +45,9 @@ const { values: args } = parseArgs({
     // The open-loop scenario's rate, requests/s: the target is set at 1,000; lower rates show what a
     // sign costs when its batches hold one request.
     "steady-rate": { type: "string", default: "1000" },
+    // The open-loop scenario's HTTP client: `lean` (bench/lib.ts's own, the default) or `node`
+    // (Node's http module, as measured before 2026-12-07's section on another VM type).
+    "steady-client": { type: "string", default: "lean" },
     // Comma-separated words picking scenarios by name: validate, sign, lookup, get, states, products.
     only: { type: "string" },
     // Writes a V8 CPU profile of each API process into this directory when the server stops.
@@ -57,6 +61,8 @@ const duration = Number(args.duration);
 const warm = Number(args.warm);
 const connections = Number(args.connections);
 const steadyPerSecond = Number(args["steady-rate"]);
+const steadyClient = args["steady-client"];
+if (steadyClient !== "lean" && steadyClient !== "node") throw new Error("--steady-client is lean or node");
 
 const database = await benchDatabase(args.engine);
 const env = database.env;
@@ -265,7 +271,8 @@ try {
     return `   cpu ${Math.round(((after - before.api) * 1000) / requests)} µs/req${loops}${database}${stolen}`;
   };
   for (const s of scenarios.filter(chosen)) {
-    if (warm > 0 && s.steady) await steadyRate({ url: s.url, durationS: warm, ...s.steady });
+    if (warm > 0 && s.steady)
+      await steadyRate({ url: s.url, durationS: warm, client: steadyClient, ...s.steady });
     else if (warm > 0)
       await autocannon({
         url: s.url,
@@ -276,7 +283,7 @@ try {
     const cpuBefore = { api: cpuMs(serverPid(s)), loop: loopCpuMs(serverPid(s)), db: databaseCpu() };
     const ticks = cpuTicks();
     if (s.steady) {
-      const result = await steadyRate({ url: s.url, durationS: duration, ...s.steady });
+      const result = await steadyRate({ url: s.url, durationS: duration, client: steadyClient, ...s.steady });
       rates.set(s.name, result.ok / duration);
       console.log(
         `${s.name.padEnd(38)} ${String(result.ok).padStart(7)} done     p50 ${String(result.p50).padStart(4)} ms   p99 ${String(result.p99).padStart(4)} ms   max ${result.max} ms${result.bad ? `   (${result.bad} not 2xx)` : ""}${perRequest(s, cpuBefore, result.ok + result.bad, ticks)}`,

@@ -243,20 +243,28 @@ export async function benchDatabase(engine: string) {
 
 export type SteadyRequest = { method: string; path: string; headers: Record<string, string>; body?: string };
 
+/** How `steadyRate` sends its requests: its own lean HTTP/1.1 client, or Node's `http` module. */
+export type SteadyClient = "lean" | "node";
+
 /**
  * Open-loop load at a steady rate: a request goes out every 1/rate s whatever the answers do, and
  * each latency counts from the moment its request was due, so a stall of the server shows as
  * latency instead of as fewer requests (no coordinated omission). autocannon's rate option sends
  * each connection's quota for the second in a burst and then waits, which measures bursts.
+ * The load generator shares the server's cores. Node's `http` client took about 150 µs of CPU a
+ * request at 1,000/s (15% of a core, RESULTS.md, 2026-12-07, on another VM type), so by default
+ * the requests go out through `leanClient`, written for this; `client: "node"` keeps the old way,
+ * to compare with the figures measured with it.
  */
 export async function steadyRate(options: {
   url: string;
   rate: number;
   durationS: number;
   request: () => SteadyRequest;
+  client?: SteadyClient;
 }): Promise<{ sent: number; ok: number; bad: number; p50: number; p99: number; max: number }> {
   const target = new URL(options.url);
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 512 });
+  const send = options.client === "node" ? nodeClient(target) : leanClient(target);
   const total = Math.round(options.rate * options.durationS);
   const interval = 1000 / options.rate;
   const latencies: number[] = [];
@@ -264,14 +272,41 @@ export async function steadyRate(options: {
   let ok = 0;
   let bad = 0;
   await new Promise<void>((resolve) => {
-    const settle = (dueAt: number, good: boolean) => {
+    const settle = (dueAt: number, status: number) => {
       latencies.push(performance.now() - dueAt);
-      if (good) ok++;
+      if (status >= 200 && status < 300) ok++;
       else bad++;
       if (ok + bad === total) resolve();
     };
-    const fire = (dueAt: number) => {
-      const { method, path: requestPath, headers, body } = options.request();
+    const start = performance.now();
+    const tick = () => {
+      const due = Math.min(total, Math.floor((performance.now() - start) / interval) + 1);
+      while (sent < due) {
+        const dueAt = start + sent++ * interval;
+        send.request(options.request(), (status) => settle(dueAt, status));
+      }
+      if (sent < total) setTimeout(tick, 1);
+    };
+    tick();
+  });
+  send.close();
+  latencies.sort((a, b) => a - b);
+  const at = (q: number) =>
+    Math.round((latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0) * 10) / 10;
+  return { sent, ok, bad, p50: at(0.5), p99: at(0.99), max: at(1) };
+}
+
+/** Sends a request and calls back with its answer's status (0: no answer, the connection failed). */
+type Sender = {
+  request(request: SteadyRequest, done: (status: number) => void): void;
+  close(): void;
+};
+
+/** Node's HTTP client, a keep-alive agent. */
+function nodeClient(target: URL): Sender {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 512 });
+  return {
+    request({ method, path: requestPath, headers, body }, done) {
       const length = body === undefined ? {} : { "content-length": String(Buffer.byteLength(body)) };
       const request = http.request(
         {
@@ -284,25 +319,85 @@ export async function steadyRate(options: {
         },
         (response) => {
           response.resume();
-          response.on("end", () => settle(dueAt, (response.statusCode ?? 500) < 300));
+          response.on("end", () => done(response.statusCode ?? 0));
         },
       );
-      request.on("error", () => settle(dueAt, false));
+      request.on("error", () => done(0));
       request.end(body);
+    },
+    close: () => agent.destroy(),
+  };
+}
+
+/**
+ * A lean HTTP/1.1 client for the load generator: keep-alive connections, one request at a time on
+ * each (as Node's agent), opened when none is free; a request written in one piece; an answer read
+ * as far as its status line, its `content-length` and that many bytes of body. Only what a
+ * benchmark's server sends is understood: an answer without `content-length` (chunked, say) fails
+ * its request, and its connection is closed.
+ */
+function leanClient(target: URL): Sender {
+  const host = `${target.hostname}:${target.port}`;
+  type Connection = { socket: net.Socket; waiting: ((status: number) => void) | undefined };
+  const idle: Connection[] = [];
+  const open = new Set<Connection>();
+  let headersOf: Record<string, string> | undefined;
+  let headerLines = "";
+
+  function connect(): Connection {
+    const socket = net.connect({ host: target.hostname, port: Number(target.port), noDelay: true });
+    const connection: Connection = { socket, waiting: undefined };
+    open.add(connection);
+    let buffer: Buffer = Buffer.alloc(0);
+    const answer = (status: number) => {
+      const done = connection.waiting;
+      connection.waiting = undefined;
+      done?.(status);
     };
-    const start = performance.now();
-    const tick = () => {
-      const due = Math.min(total, Math.floor((performance.now() - start) / interval) + 1);
-      while (sent < due) fire(start + sent++ * interval);
-      if (sent < total) setTimeout(tick, 1);
+    const gone = () => {
+      open.delete(connection);
+      const at = idle.indexOf(connection);
+      if (at >= 0) idle.splice(at, 1);
+      answer(0);
     };
-    tick();
-  });
-  agent.destroy();
-  latencies.sort((a, b) => a - b);
-  const at = (q: number) =>
-    Math.round((latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0) * 10) / 10;
-  return { sent, ok, bad, p50: at(0.5), p99: at(0.99), max: at(1) };
+    socket.on("error", gone);
+    socket.on("close", gone);
+    socket.on("data", (chunk: Buffer) => {
+      buffer = buffer.length === 0 ? chunk : Buffer.concat([buffer, chunk]);
+      const end = buffer.indexOf("\r\n\r\n");
+      if (end < 0) return;
+      const head = buffer.toString("latin1", 0, end);
+      const length = /\r\ncontent-length: *(\d+)/i.exec(head);
+      if (!length) return void socket.destroy();
+      const size = end + 4 + Number(length[1]);
+      if (buffer.length < size) return;
+      buffer = buffer.subarray(size);
+      if (/\r\nconnection: *close/i.test(head)) socket.destroy();
+      else idle.push(connection);
+      answer(Number(head.slice(9, 12)));
+    });
+    return connection;
+  }
+
+  return {
+    request({ method, path: requestPath, headers, body }, done) {
+      if (headers !== headersOf) {
+        headersOf = headers;
+        headerLines = Object.entries(headers)
+          .map(([name, value]) => `${name}: ${value}\r\n`)
+          .join("");
+      }
+      const length = body === undefined ? "" : `content-length: ${Buffer.byteLength(body)}\r\n`;
+      const connection = idle.pop() ?? connect();
+      connection.waiting = done;
+      connection.socket.write(
+        `${method} ${requestPath} HTTP/1.1\r\nhost: ${host}\r\n${headerLines}${length}\r\n${body ?? ""}`,
+      );
+    },
+    close() {
+      for (const { socket } of open) socket.destroy();
+    },
+  };
 }
 
 /**
