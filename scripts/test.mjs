@@ -55,6 +55,7 @@ const LAYERS = {
       "test/documents/pdf/pdf-bounds.test.ts",
       "test/invoices/transitions.test.ts",
       "test/invoices/registration/batch-outcomes.test.ts",
+      "test/invoices/registration/preparation.test.ts",
       "test/documents/validation/rules.test.ts",
       "test/reference/lgas.test.ts",
       "test/reference/currencies.test.ts",

@@ -50,7 +50,12 @@ export async function fingerprint(body: unknown): Promise<string> {
  * preparation thread fingerprints a keyed sign's body as it parses it for its check).
  */
 export function fingerprintWhole(body: unknown): string {
-  return createHash("sha256").update(canonicalJson(body)).digest("hex");
+  return fingerprintOfCanonical(canonicalJson(body));
+}
+
+/** `fingerprint` of a body from its RFC 8785 form, already made (the preparation thread's). */
+export function fingerprintOfCanonical(canonical: string): string {
+  return createHash("sha256").update(canonical).digest("hex");
 }
 
 /** How many array items `fingerprint` feeds one by one (those of the body, or of its members). */

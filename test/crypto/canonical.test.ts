@@ -4,9 +4,9 @@ import { test } from "node:test";
 import canonicalize from "canonicalize";
 import fc from "fast-check";
 import { createSealer } from "../../src/crypto/sealer.ts";
-import { canonicalDocument, canonicalMembers, signedPayload } from "../../src/crypto/signer.ts";
+import { canonicalDocument, canonicalMembers, joinMembers, signedPayload } from "../../src/crypto/signer.ts";
 import { openDocument, storeDocument, storeMembers } from "../../src/documents/stored.ts";
-import { fingerprint, fingerprintWhole } from "../../src/idempotency/fingerprint.ts";
+import { fingerprint, fingerprintOfCanonical, fingerprintWhole } from "../../src/idempotency/fingerprint.ts";
 import { fixture } from "../helpers.ts";
 
 const who = { business_id: "0d6f7a4e-3c1b-4f5e-9a2d-8b7c6e5f4a3b", service_id: "ABCD1234" };
@@ -131,4 +131,38 @@ test("an Idempotency-Key's body fingerprint is SHA-256 of the reference RFC 8785
     ),
     { numRuns: 300 },
   );
+});
+
+test("a document's members reused from the document it was copied on write from: the same members as made afresh, and the same fingerprint", () => {
+  const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
+  let reused = 0;
+  fc.assert(
+    fc.property(
+      json.object,
+      fc.array(fc.tuple(key, fc.constantFrom("keep", "replace", "drop"), json.value), { maxLength: 8 }),
+      (body: Record<string, unknown>, edits) => {
+        const members = canonicalMembers(body);
+        if (!members) return;
+        // The preparation thread's fingerprint from the members is the body's fingerprint.
+        assert.equal(fingerprintOfCanonical(joinMembers(members)), fingerprintWhole(body));
+        assert.equal(fingerprintOfCanonical(joinMembers(members)), sha256(canonicalize(body) as string));
+        // A checked document as validation makes one: a shallow copy, some members replaced or
+        // dropped or added, the others the body's very values (or equal ones, where a replacement
+        // happens to be the same JSON).
+        const checked: Record<string, unknown> = JSON.parse(JSON.stringify({ ...body }));
+        for (const name of Object.keys(body)) if (Object.hasOwn(checked, name)) checked[name] = body[name];
+        for (const [name, edit, value] of edits) {
+          if (name === "__proto__") continue;
+          if (edit === "replace") checked[name] = value;
+          else if (edit === "drop") delete checked[name];
+        }
+        const fresh = canonicalMembers(checked);
+        const again = canonicalMembers(checked, { of: body, members });
+        assert.deepEqual(again, fresh);
+        if (fresh?.some(([name]) => Object.hasOwn(body, name) && body[name] === checked[name])) reused++;
+      },
+    ),
+    { numRuns: 2000 },
+  );
+  assert.ok(reused > 200, `${reused} of 2,000 documents reused members`);
 });

@@ -3,14 +3,14 @@ import { canonicalBusinessId } from "../../businesses/ids.ts";
 import type { DataKey } from "../../crypto/keyring.ts";
 import { encryptQr } from "../../crypto/qr.ts";
 import { createSealer, type Sealer } from "../../crypto/sealer.ts";
-import { canonicalDocument, canonicalMembers, joinMembers } from "../../crypto/signer.ts";
+import { canonicalDocument, canonicalMembers, joinMembers, type KnownMembers } from "../../crypto/signer.ts";
 import type { InvoiceDocument } from "../../documents/schema.ts";
 import { storeDocument, storeMembers } from "../../documents/stored.ts";
 import { answerOf, catalogKept, type ValidationAnswer } from "../../documents/validation/remote-check.ts";
 import type { RuleContext } from "../../documents/validation/rules/types.ts";
 import { isObject } from "../../documents/validation/rules/types.ts";
 import { isLargeDocument, validateInvoice } from "../../documents/validation/validation.ts";
-import { fingerprintWhole } from "../../idempotency/fingerprint.ts";
+import { fingerprintOfCanonical, fingerprintWhole } from "../../idempotency/fingerprint.ts";
 import { type DocumentFacts, documentFacts } from "./facts.ts";
 
 /** What a sign needs worked out for a document before the chain is locked. */
@@ -107,9 +107,12 @@ function readText(text: string, owner: string | undefined): unknown {
 export function preparation(keys: PreparationKeys): (job: PreparationJob) => Preparation | CheckAnswer {
   const sealer: Pick<Sealer, "seal"> = createSealer(keys.dataKeys);
   const qrKey = createPublicKey(keys.qrPublicKeyPem);
-  const prepare = ({ document, irn, certificate, signedAt }: PreparationInput): Preparation => {
+  const prepare = (
+    { document, irn, certificate, signedAt }: PreparationInput,
+    known?: KnownMembers,
+  ): Preparation => {
     // The signed form and the stored parts from one serialization, where the document allows it.
-    const members = canonicalMembers(document);
+    const members = canonicalMembers(document, known);
     const stored = members ? storeMembers(members, irn, sealer) : storeDocument(document, irn, sealer);
     return {
       canonical: members ? joinMembers(members) : canonicalDocument(document),
@@ -128,7 +131,16 @@ export function preparation(keys: PreparationKeys): (job: PreparationJob) => Pre
     const knownProducts = catalog(job.check.products);
     const body = text === undefined ? job.check.body : readText(text, owner);
     if (body === UNREAD) return UNREAD_ANSWER;
-    const print = text !== undefined && job.check.fingerprint ? fingerprintWhole(body) : undefined;
+    // A keyed sign's body is canonicalized once: its members make its fingerprint, and the signed
+    // form of its checked document reuses those the check left as they were (KnownMembers).
+    const fingerprinted = text !== undefined && job.check.fingerprint;
+    const members = fingerprinted && isObject(body) ? canonicalMembers(body) : undefined;
+    const known = members && { of: body as Record<string, unknown>, members };
+    const print = members
+      ? fingerprintOfCanonical(joinMembers(members))
+      : fingerprinted
+        ? fingerprintWhole(body)
+        : undefined;
     let { business } = ctx;
     let claimed: string | undefined;
     if (owner !== undefined) {
@@ -144,7 +156,7 @@ export function preparation(keys: PreparationKeys): (job: PreparationJob) => Pre
     if (sign && result.errors.length === 0 && business !== undefined) {
       const document = result.document as InvoiceDocument;
       const { certificate, signedAt } = sign;
-      answer.prepared = prepare({ document, irn: String(document.irn), certificate, signedAt });
+      answer.prepared = prepare({ document, irn: String(document.irn), certificate, signedAt }, known);
       if (owner !== undefined) answer.facts = documentFacts(document);
     }
     return answer;
