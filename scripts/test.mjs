@@ -56,6 +56,7 @@ const LAYERS = {
       "test/invoices/transitions.test.ts",
       "test/invoices/registration/batch-outcomes.test.ts",
       "test/invoices/registration/preparation.test.ts",
+      "test/idempotency/deferred-claim.test.ts",
       "test/documents/validation/rules.test.ts",
       "test/reference/lgas.test.ts",
       "test/reference/currencies.test.ts",
