@@ -341,8 +341,6 @@ function leanClient(target: URL): Sender {
   type Connection = { socket: net.Socket; waiting: ((status: number) => void) | undefined };
   const idle: Connection[] = [];
   const open = new Set<Connection>();
-  let headersOf: Record<string, string> | undefined;
-  let headerLines = "";
 
   function connect(): Connection {
     const socket = net.connect({ host: target.hostname, port: Number(target.port), noDelay: true });
@@ -381,12 +379,11 @@ function leanClient(target: URL): Sender {
 
   return {
     request({ method, path: requestPath, headers, body }, done) {
-      if (headers !== headersOf) {
-        headersOf = headers;
-        headerLines = Object.entries(headers)
-          .map(([name, value]) => `${name}: ${value}\r\n`)
-          .join("");
-      }
+      // Its own `host` and `content-length` only: a caller's headers object may hold another's (autocannon
+      // adds `content-length` to the objects it is given), and two lengths make a request the server refuses.
+      let headerLines = "";
+      for (const name in headers)
+        if (!/^(host|content-length)$/i.test(name)) headerLines += `${name}: ${headers[name]}\r\n`;
       const length = body === undefined ? "" : `content-length: ${Buffer.byteLength(body)}\r\n`;
       const connection = idle.pop() ?? connect();
       connection.waiting = done;
