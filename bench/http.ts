@@ -23,6 +23,7 @@ import {
   machine,
   pin,
   postgresCpuMs,
+  type SteadyClient,
   type SteadyRequest,
   shared,
   start,
@@ -129,7 +130,7 @@ try {
     name: string;
     url: string;
     request?: autocannon.Request;
-    steady?: { rate: number; request: () => SteadyRequest };
+    steady?: { rate: number; client: SteadyClient; request: () => SteadyRequest };
     /** Invoices carried by each request, when more than one. */
     invoicesPerRequest?: number;
   };
@@ -185,6 +186,7 @@ try {
       url: api,
       steady: {
         rate: steadyPerSecond,
+        client: steadyClient,
         request: () => ({ method: "POST", path: "/api/v1/einvoice/sign", headers, body: fresh() }),
       },
     },
@@ -271,8 +273,7 @@ try {
     return `   cpu ${Math.round(((after - before.api) * 1000) / requests)} µs/req${loops}${database}${stolen}`;
   };
   for (const s of scenarios.filter(chosen)) {
-    if (warm > 0 && s.steady)
-      await steadyRate({ url: s.url, durationS: warm, client: steadyClient, ...s.steady });
+    if (warm > 0 && s.steady) await steadyRate({ url: s.url, durationS: warm, ...s.steady });
     else if (warm > 0)
       await autocannon({
         url: s.url,
@@ -283,7 +284,7 @@ try {
     const cpuBefore = { api: cpuMs(serverPid(s)), loop: loopCpuMs(serverPid(s)), db: databaseCpu() };
     const ticks = cpuTicks();
     if (s.steady) {
-      const result = await steadyRate({ url: s.url, durationS: duration, client: steadyClient, ...s.steady });
+      const result = await steadyRate({ url: s.url, durationS: duration, ...s.steady });
       rates.set(s.name, result.ok / duration);
       console.log(
         `${s.name.padEnd(38)} ${String(result.ok).padStart(7)} done     p50 ${String(result.p50).padStart(4)} ms   p99 ${String(result.p99).padStart(4)} ms   max ${result.max} ms${result.bad ? `   (${result.bad} not 2xx)` : ""}${perRequest(s, cpuBefore, result.ok + result.bad, ticks)}`,
