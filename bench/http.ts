@@ -238,7 +238,7 @@ try {
 
   console.log(
     `${machine()}, engine ${args.engine}, ` +
-      `${args.processes} API process(es), ${connections} connections, ${duration} s each after ${warm} s of the same load unmeasured; load generator on the same machine`,
+      `${args.processes} API process(es), ${connections} connections, ${duration} s each after ${warm} s of the same load unmeasured (a steady rate's ${2 * warm} s, rising to it over the first half); load generator on the same machine`,
   );
   const rates = new Map<string, number>();
   const only = args.only?.split(",").map((name) => name.trim().toLowerCase());
@@ -273,7 +273,12 @@ try {
     return `   cpu ${Math.round(((after - before.api) * 1000) / requests)} µs/req${loops}${database}${stolen}`;
   };
   for (const s of scenarios.filter(chosen)) {
-    if (warm > 0 && s.steady) await steadyRate({ url: s.url, durationS: warm, ...s.steady });
+    // A steady rate's warm-up lasts twice `--warm` and rises to its rate over the first half. For
+    // its first 5-8 s of signing a process promoted 1.2-1.9 MB a scavenge, then 0.1-0.3 MB, whatever
+    // the load; and at the full rate at once a server not yet warmed (`--only steady`) fell behind,
+    // 200-350 signs waiting in each process. Warmed 5 s at the full rate, the measured run began in
+    // that state (RESULTS.md, 2026-12-07, family 26).
+    if (warm > 0 && s.steady) await steadyRate({ url: s.url, durationS: 2 * warm, rampS: warm, ...s.steady });
     else if (warm > 0)
       await autocannon({
         url: s.url,

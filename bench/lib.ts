@@ -262,11 +262,18 @@ export async function steadyRate(options: {
   durationS: number;
   request: () => SteadyRequest;
   client?: SteadyClient;
+  /** Seconds over which the rate rises from nothing to `rate` at the start (a warm-up's); 0 by default. */
+  rampS?: number;
 }): Promise<{ sent: number; ok: number; bad: number; p50: number; p99: number; max: number }> {
   const target = new URL(options.url);
   const send = options.client === "node" ? nodeClient(target) : leanClient(target);
-  const total = Math.round(options.rate * options.durationS);
-  const interval = 1000 / options.rate;
+  const perMs = options.rate / 1000;
+  const rampMs = (options.rampS ?? 0) * 1000;
+  // Requests due `ms` after the start, the rate rising linearly over the ramp, and when the n-th is due.
+  const dueBy = (ms: number) => (ms < rampMs ? (perMs * ms * ms) / (2 * rampMs) : perMs * (ms - rampMs / 2));
+  const dueAt = (n: number) =>
+    n < (perMs * rampMs) / 2 ? Math.sqrt((2 * n * rampMs) / perMs) : n / perMs + rampMs / 2;
+  const total = Math.round(dueBy(options.durationS * 1000));
   const latencies: number[] = [];
   let sent = 0;
   let ok = 0;
@@ -280,10 +287,10 @@ export async function steadyRate(options: {
     };
     const start = performance.now();
     const tick = () => {
-      const due = Math.min(total, Math.floor((performance.now() - start) / interval) + 1);
+      const due = Math.min(total, Math.floor(dueBy(performance.now() - start)) + 1);
       while (sent < due) {
-        const dueAt = start + sent++ * interval;
-        send.request(options.request(), (status) => settle(dueAt, status));
+        const at = start + dueAt(sent++);
+        send.request(options.request(), (status) => settle(at, status));
       }
       if (sent < total) setTimeout(tick, 1);
     };
