@@ -274,10 +274,10 @@ try {
   };
   for (const s of scenarios.filter(chosen)) {
     // A steady rate's warm-up lasts twice `--warm` and rises to its rate over the first half. For
-    // its first 5-8 s of signing a process promoted 1.2-1.9 MB a scavenge, then 0.1-0.3 MB, whatever
-    // the load; and at the full rate at once a server not yet warmed (`--only steady`) fell behind,
-    // 200-350 signs waiting in each process. Warmed 5 s at the full rate, the measured run began in
-    // that state (RESULTS.md, 2026-12-07, family 26).
+    // its first 5-8 s of signing a process promoted 1.2-1.9 MB a scavenge even with few signs in
+    // flight, then 0.1-0.3 MB; and at the full rate at once a server not yet warmed (`--only
+    // steady`) fell behind, 200-350 signs waiting in each process. Warmed 5 s at the full rate, the
+    // measured run began in that state (RESULTS.md, 2026-12-07, family 26).
     if (warm > 0 && s.steady) await steadyRate({ url: s.url, durationS: 2 * warm, rampS: warm, ...s.steady });
     else if (warm > 0)
       await autocannon({

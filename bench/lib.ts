@@ -279,8 +279,8 @@ export async function steadyRate(options: {
   let ok = 0;
   let bad = 0;
   await new Promise<void>((resolve) => {
-    const settle = (dueAt: number, status: number) => {
-      latencies.push(performance.now() - dueAt);
+    const settle = (dueTime: number, status: number) => {
+      latencies.push(performance.now() - dueTime);
       if (status >= 200 && status < 300) ok++;
       else bad++;
       if (ok + bad === total) resolve();
@@ -289,8 +289,8 @@ export async function steadyRate(options: {
     const tick = () => {
       const due = Math.min(total, Math.floor(dueBy(performance.now() - start)) + 1);
       while (sent < due) {
-        const at = start + dueAt(sent++);
-        send.request(options.request(), (status) => settle(at, status));
+        const dueTime = start + dueAt(sent++);
+        send.request(options.request(), (status) => settle(dueTime, status));
       }
       if (sent < total) setTimeout(tick, 1);
     };
