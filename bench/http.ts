@@ -4,6 +4,8 @@
  *   npm run bench:http -- [--engine sqlite|postgres] [--processes 1|2] [--duration 10] [--warm 5] [--connections 32]
  *                         [--only sign,validate] [--cpu-prof DIR] [--steady-rate 1000]
  *                         [--steady-client lean|node]
+ * `--only bare` (PostgreSQL) adds the bare durable sign (bench/bare-sign-pg.ts) on the same database
+ * and as many processes, at the three sign loads: `--only sign,bare` measures both in one run.
  * PostgreSQL uses EINVOICE_BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test) in
  * a schema of its own, dropped afterwards.
  */
@@ -97,9 +99,17 @@ let keyed = 0;
 let turn = 0;
 const nextSigner = () => signers[turn++ % signers.length] as (typeof signers)[number];
 
+const only = args.only?.split(",").map((name) => name.trim().toLowerCase());
+// The bare durable sign on PostgreSQL (bench/bare-sign-pg.ts), run only when asked for (`--only
+// bare`, or `--only sign,bare` beside the service's signs): what the machine allows a sign on the
+// same database with the same processes, the yardstick for the service's PostgreSQL figures.
+const withBare = only?.includes("bare") === true;
+if (withBare && args.engine !== "postgres") throw new Error("--only bare needs --engine postgres");
+
 const profiling = args["cpu-prof"] ? ["--cpu-prof", "--cpu-prof-dir", path.resolve(args["cpu-prof"])] : [];
 const ceilingPort = await freePort();
 const apiPort = await freePort();
+const barePort = await freePort();
 const children = [
   start(["node_modules/tsx/dist/cli.mjs", "bench/ceiling.ts"], { PORT: String(ceilingPort) }),
   start([...profiling, "bin/einvoice.js", "serve", "--processes", String(args.processes)], {
@@ -108,10 +118,20 @@ const children = [
     HOST: "127.0.0.1",
   }),
 ];
+const bareServer = withBare
+  ? start(["node_modules/tsx/dist/cli.mjs", "bench/bare-sign-pg.ts"], {
+      PORT: String(barePort),
+      EINVOICE_BARE_DATABASE_URL: env.EINVOICE_DATABASE_URL,
+      EINVOICE_BARE_PROCESSES: String(args.processes),
+    })
+  : undefined;
+if (bareServer) children.push(bareServer);
 const api = `http://127.0.0.1:${apiPort}`;
+const bare = `http://127.0.0.1:${barePort}`;
 try {
   await waitFor(`http://127.0.0.1:${ceilingPort}/`);
   await waitFor(`${api}/healthz`);
+  if (withBare) await waitFor(`${bare}/`);
   if (args["server-cpus"]) pin(args["server-cpus"], children);
 
   // Invoices to read back: lookup and GET {IRN} rotate through them.
@@ -123,6 +143,7 @@ try {
     irns.push((JSON.parse(body) as { irn: string }).irn);
   }
   let read = 0;
+  const json = { "content-type": "application/json" };
   const nextIrn = () => irns[read++ % irns.length] as string;
 
   /** `steady`: an open-loop rate (requests/s) instead of autocannon, for latency at a given load. */
@@ -190,6 +211,37 @@ try {
         request: () => ({ method: "POST", path: "/api/v1/einvoice/sign", headers, body: fresh() }),
       },
     },
+    // The bare durable sign, the same bodies and loads as the three scenarios above: a chain is a
+    // body's business.
+    {
+      name: "bare durable sign, one chain",
+      url: bare,
+      request: {
+        method: "POST",
+        path: "/sign",
+        headers: json,
+        setupRequest: (r) => ({ ...r, body: fresh() }),
+      },
+    },
+    {
+      name: "bare durable sign, 64 chains in turn",
+      url: bare,
+      request: {
+        method: "POST",
+        path: "/sign",
+        headers: json,
+        setupRequest: (r) => ({ ...r, body: fresh(nextSigner().template) }),
+      },
+    },
+    {
+      name: `bare durable sign at a steady ${steadyPerSecond.toLocaleString("en")}/s`,
+      url: bare,
+      steady: {
+        rate: steadyPerSecond,
+        client: steadyClient,
+        request: () => ({ method: "POST", path: "/sign", headers: json, body: fresh() }),
+      },
+    },
     {
       name: "batch/sign, 100 invoices a request",
       url: api,
@@ -241,12 +293,15 @@ try {
       `${args.processes} API process(es), ${connections} connections, ${duration} s each after ${warm} s of the same load unmeasured (a steady rate's ${2 * warm} s, rising to it over the first half); load generator on the same machine`,
   );
   const rates = new Map<string, number>();
-  const only = args.only?.split(",").map((name) => name.trim().toLowerCase());
+  const p99s = new Map<string, number>();
   const chosen = (s: Scenario) =>
-    s.name.startsWith("ceiling") || !only || only.some((word) => s.name.toLowerCase().includes(word));
+    s.url === bare
+      ? withBare
+      : s.name.startsWith("ceiling") || !only || only.some((word) => s.name.toLowerCase().includes(word));
   // The server's CPU per request: steadier than requests/s on a machine shared with the load
   // generator, and what a change to the request path costs.
-  const serverPid = (s: Scenario) => (s.url === api ? children[1]?.pid : children[0]?.pid);
+  const serverPid = (s: Scenario) =>
+    s.url === api ? children[1]?.pid : s.url === bare ? bareServer?.pid : children[0]?.pid;
   // On PostgreSQL, the database server's CPU per request too (`db`): a keyed sign's statements cost
   // it more than they cost the API processes.
   const databaseCpu = () => (args.engine === "postgres" ? postgresCpuMs() : undefined);
@@ -261,7 +316,7 @@ try {
     if (before.api === undefined || after === undefined || requests === 0) return stolen;
     const db = databaseCpu();
     const database =
-      s.url === api && before.db !== undefined && db !== undefined
+      s.url !== `http://127.0.0.1:${ceilingPort}` && before.db !== undefined && db !== undefined
         ? `   db ${Math.round(((db - before.db) * 1000) / requests)} µs/req`
         : "";
     // The event loops' share apart: what a sign costs them against what it costs its other threads
@@ -291,6 +346,7 @@ try {
     if (s.steady) {
       const result = await steadyRate({ url: s.url, durationS: duration, ...s.steady });
       rates.set(s.name, result.ok / duration);
+      p99s.set(s.name, result.p99);
       console.log(
         `${s.name.padEnd(38)} ${String(result.ok).padStart(7)} done     p50 ${String(result.p50).padStart(4)} ms   p99 ${String(result.p99).padStart(4)} ms   max ${result.max} ms${result.bad ? `   (${result.bad} not 2xx)` : ""}${perRequest(s, cpuBefore, result.ok + result.bad, ticks)}`,
       );
@@ -316,6 +372,23 @@ try {
   console.log(
     `sign / ceiling ${ratio("sign (fresh IRNs, durable commit)")}   validate / ceiling ${ratio("validate")}`,
   );
+  if (withBare) {
+    // Each of the service's sign loads against the bare sign's at the same load, where both ran.
+    const against = (label: string, service: string, bareName: string) => {
+      const [mine, theirs] = [rates.get(service), rates.get(bareName)];
+      return mine && theirs
+        ? `${label} ${(mine / theirs).toFixed(2)} (${Math.round(mine)} against ${Math.round(theirs)}/s)`
+        : undefined;
+    };
+    const steady = `sign at a steady ${steadyPerSecond.toLocaleString("en")}/s`;
+    const [mine, theirs] = [p99s.get(steady), p99s.get(`bare durable ${steady}`)];
+    const parts = [
+      against("one business", "sign (fresh IRNs, durable commit)", "bare durable sign, one chain"),
+      against("64 businesses", "sign, 64 businesses in turn", "bare durable sign, 64 chains in turn"),
+      mine !== undefined && theirs !== undefined ? `steady p99 ${mine} ms against ${theirs} ms` : undefined,
+    ].filter((part) => part !== undefined);
+    if (parts.length > 0) console.log(`sign / bare durable sign: ${parts.join(";   ")}`);
+  }
 } finally {
   await stop(children);
   await database.drop();
