@@ -16,6 +16,7 @@ import { constants, createHash, generateKeyPairSync, publicEncrypt, sign } from 
 import type { Writable } from "node:stream";
 import Fastify from "fastify";
 import pg from "pg";
+import { canonical } from "./bare-canonical.ts";
 
 const url = process.env.EINVOICE_BARE_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 const processes = Number(process.env.EINVOICE_BARE_PROCESSES ?? 1);
@@ -36,18 +37,6 @@ if (cluster.isPrimary) {
   for (let i = 0; i < processes; i++) cluster.fork();
 } else {
   await serve();
-}
-
-/** JSON with every object's keys sorted: the text that is hashed and signed. */
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
-  if (value !== null && typeof value === "object") {
-    const entries = Object.keys(value)
-      .sort()
-      .map((key) => `${JSON.stringify(key)}:${canonical((value as Record<string, unknown>)[key])}`);
-    return `{${entries.join(",")}}`;
-  }
-  return JSON.stringify(value);
 }
 
 async function serve(): Promise<void> {

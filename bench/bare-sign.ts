@@ -10,6 +10,7 @@
 import { constants, createHash, generateKeyPairSync, publicEncrypt, sign } from "node:crypto";
 import SQLite from "better-sqlite3";
 import Fastify from "fastify";
+import { canonical } from "./bare-canonical.ts";
 
 const db = new SQLite(process.env.EINVOICE_BARE_DB ?? ":memory:");
 db.pragma("journal_mode = WAL");
@@ -20,18 +21,6 @@ db.exec(
 const insert = db.prepare("insert into invoices (irn, document, hash, signature, qr) values (?, ?, ?, ?, ?)");
 const signing = generateKeyPairSync("ed25519").privateKey;
 const qrKey = generateKeyPairSync("rsa", { modulusLength: 2048 }).publicKey;
-
-/** JSON with every object's keys sorted: the text that is hashed and signed. */
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
-  if (value !== null && typeof value === "object") {
-    const entries = Object.keys(value)
-      .sort()
-      .map((key) => `${JSON.stringify(key)}:${canonical((value as Record<string, unknown>)[key])}`);
-    return `{${entries.join(",")}}`;
-  }
-  return JSON.stringify(value);
-}
 
 type Pending = { row: [string, string, string, string, string]; done: (err?: Error) => void };
 let pending: Pending[] = [];
