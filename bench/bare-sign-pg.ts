@@ -87,9 +87,9 @@ async function serve(): Promise<void> {
     const chains = [...new Set(batch.map((p) => p.chain))];
     const client = await pool.connect();
     try {
-      const begun = together(client, () => client.query("begin"));
-      let locked = await together(client, () => client.query({ ...lock, values: [chains] }));
-      await begun;
+      let [, locked] = await together(client, () =>
+        Promise.all([client.query("begin"), client.query({ ...lock, values: [chains] })]),
+      );
       if (locked.rowCount !== chains.length) {
         // A chain's first sign: its head made, then locked.
         await client.query({ ...create, values: [chains] });
@@ -101,27 +101,38 @@ async function serve(): Promise<void> {
           { head: r.head, length: Number(r.length) },
         ]),
       );
-      const rows: string[][] = [[], [], [], [], [], [], []];
+      // The insert's columns, one array each (unnest).
+      const irns: string[] = [];
+      const chainIds: string[] = [];
+      const seqs: string[] = [];
+      const documents: string[] = [];
+      const hashes: string[] = [];
+      const signatures: string[] = [];
+      const qrs: string[] = [];
       for (const p of batch) {
         const head = heads.get(p.chain) as { head: string; length: number };
         const hash = createHash("sha256").update(head.head).update(p.text).digest("hex");
         const signature = sign(null, Buffer.from(hash, "hex"), signing).toString("base64");
         head.head = hash;
         head.length += 1;
-        for (const [i, v] of [p.irn, p.chain, String(head.length), p.text, hash, signature, p.qr].entries()) {
-          rows[i]?.push(v);
-        }
+        irns.push(p.irn);
+        chainIds.push(p.chain);
+        seqs.push(String(head.length));
+        documents.push(p.text);
+        hashes.push(hash);
+        signatures.push(signature);
+        qrs.push(p.qr);
       }
-      const ids = [...heads.keys()];
+      const moved = [...heads];
       await together(client, () =>
         Promise.all([
-          client.query({ ...insert, values: rows }),
+          client.query({ ...insert, values: [irns, chainIds, seqs, documents, hashes, signatures, qrs] }),
           client.query({
             ...move,
             values: [
-              ids,
-              ids.map((id) => heads.get(id)?.head),
-              ids.map((id) => String(heads.get(id)?.length)),
+              moved.map(([id]) => id),
+              moved.map(([, head]) => head.head),
+              moved.map(([, head]) => String(head.length)),
             ],
           }),
           client.query("commit"),

@@ -126,10 +126,11 @@ const bareServer = withBare
     })
   : undefined;
 if (bareServer) children.push(bareServer);
+const echo = `http://127.0.0.1:${ceilingPort}`;
 const api = `http://127.0.0.1:${apiPort}`;
 const bare = `http://127.0.0.1:${barePort}`;
 try {
-  await waitFor(`http://127.0.0.1:${ceilingPort}/`);
+  await waitFor(`${echo}/`);
   await waitFor(`${api}/healthz`);
   if (withBare) await waitFor(`${bare}/`);
   if (args["server-cpus"]) pin(args["server-cpus"], children);
@@ -158,7 +159,7 @@ try {
   const scenarios: Scenario[] = [
     {
       name: "ceiling (bare Fastify, same body)",
-      url: `http://127.0.0.1:${ceilingPort}`,
+      url: echo,
       request: { method: "POST", path: "/echo", headers, body: fixed },
     },
     {
@@ -316,7 +317,7 @@ try {
     if (before.api === undefined || after === undefined || requests === 0) return stolen;
     const db = databaseCpu();
     const database =
-      s.url !== `http://127.0.0.1:${ceilingPort}` && before.db !== undefined && db !== undefined
+      s.url !== echo && before.db !== undefined && db !== undefined
         ? `   db ${Math.round(((db - before.db) * 1000) / requests)} µs/req`
         : "";
     // The event loops' share apart: what a sign costs them against what it costs its other threads
