@@ -8,7 +8,8 @@
  * each, and the inserts, the heads' update and the commit sent together; answered after the commit.
  * One batch in flight a process, as the service's group commit. A chain is the body's
  * `business_id`. No authentication, validation, idempotency, history or outbox.
- * bench/http.ts starts it (`--only bare`); alone, on a database whose schema it may write:
+ * bench/http.ts starts it (`--only bare`), bench/instructions.ts too (`--engine postgres`, one process
+ * with no cluster: EINVOICE_BARE_PROCESSES=0); alone, on a database whose schema it may write:
  *   PORT=9997 EINVOICE_BARE_DATABASE_URL=postgres://… EINVOICE_BARE_PROCESSES=2 tsx bench/bare-sign-pg.ts
  */
 import cluster from "node:cluster";
@@ -19,9 +20,25 @@ import pg from "pg";
 import { canonical } from "./bare-canonical.ts";
 
 const url = process.env.EINVOICE_BARE_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+// 0: no cluster, this process answers itself (bench/instructions.ts counts it under valgrind, which
+// follows no worker that callgrind_control could reach).
 const processes = Number(process.env.EINVOICE_BARE_PROCESSES ?? 1);
 
-if (cluster.isPrimary) {
+if (processes === 0) {
+  await createTables();
+  await serve();
+} else if (cluster.isPrimary) {
+  await createTables();
+  let listening = 0;
+  cluster.on("listening", (_worker, address) => {
+    if (++listening === processes) process.stdout.write(`http://127.0.0.1:${address.port}\n`);
+  });
+  for (let i = 0; i < processes; i++) cluster.fork();
+} else {
+  await serve();
+}
+
+async function createTables(): Promise<void> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   await client.query(
@@ -30,13 +47,6 @@ if (cluster.isPrimary) {
        document text not null, hash text not null, signature text not null, qr text not null)`,
   );
   await client.end();
-  let listening = 0;
-  cluster.on("listening", (_worker, address) => {
-    if (++listening === processes) process.stdout.write(`http://127.0.0.1:${address.port}\n`);
-  });
-  for (let i = 0; i < processes; i++) cluster.fork();
-} else {
-  await serve();
 }
 
 async function serve(): Promise<void> {

@@ -13,11 +13,16 @@
  * full speed; the figure less that idle window's ("net") is the sign's own work. The event loop is
  * thread 1; each line names a thread's heaviest kinds of work.
  *   npm run bench:instructions -- [--signs 1000] [--warm 5000] [--connections 16] [--only sign,bare,keyed]
- *                                 [--keep DIR]
+ *                                 [--keep DIR] [--engine sqlite|postgres]
  * `keyed` (only when named) is this service's sign with a new Idempotency-Key on every request.
  * `--keep DIR` keeps the counted dumps there (DIR/<server>.<thread>, the idle window's
  * DIR/<server>-idle.<thread>), for callgrind_annotate to name
  * the C++ functions that took them (JIT-compiled JavaScript has no names there: a CPU profile has).
+ * `--engine postgres` counts both on PostgreSQL (EINVOICE_BENCH_DATABASE_URL, a schema of their own):
+ * this service with one API process, and the bare durable sign of PostgreSQL (bench/bare-sign-pg.ts)
+ * in one process. The database's own work is not counted in instructions (it runs outside valgrind):
+ * its CPU a sign over the counted window is printed instead, with the transactions that stored the
+ * signs (a batch's commit each).
  * Needs valgrind (Debian's package `valgrind`); about 3 minutes for both servers on a 2-core VM.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
@@ -27,7 +32,8 @@ import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import autocannon from "autocannon";
-import { benchBusiness, benchDatabase, freePort, machine, root, signingBody } from "./lib.ts";
+import pg from "pg";
+import { benchBusiness, benchDatabase, freePort, machine, postgresCpuMs, root, signingBody } from "./lib.ts";
 
 const { values: args } = parseArgs({
   options: {
@@ -36,6 +42,7 @@ const { values: args } = parseArgs({
     connections: { type: "string", default: "16" },
     only: { type: "string", default: "sign,bare" },
     keep: { type: "string" },
+    engine: { type: "string", default: "sqlite" },
   },
 });
 const [signs, warm, connections] = [Number(args.signs), Number(args.warm), Number(args.connections)];
@@ -47,7 +54,8 @@ try {
 // vgdb, which turns the counting on and off, names its pipes after these: the same in both processes.
 const vgdbEnv = { USER: os.userInfo().username, LOGNAME: os.userInfo().username, HOST: "127.0.0.1" };
 
-const database = await benchDatabase("sqlite");
+const postgres = args.engine === "postgres";
+const database = await benchDatabase(args.engine);
 const tin = "12345678-0001";
 const { business, key } = await benchBusiness(database.env, "Bench Instructions Ltd", tin);
 const { fresh } = signingBody(business, tin, "I");
@@ -60,6 +68,8 @@ type Target = {
   headers: Record<string, string>;
   /** A new Idempotency-Key on every request. */
   keyed?: boolean;
+  /** The table its signs are stored in, on PostgreSQL. */
+  table: string;
 };
 const json = { "content-type": "application/json" };
 const targets: Target[] = [
@@ -69,6 +79,7 @@ const targets: Target[] = [
     route: "/api/v1/einvoice/sign",
     argv: ["bin/einvoice.js", "serve"],
     headers: { ...json, "api-key": key.api_key, "api-secret": key.api_secret },
+    table: "invoices",
   },
   {
     key: "keyed",
@@ -77,14 +88,16 @@ const targets: Target[] = [
     argv: ["bin/einvoice.js", "serve"],
     headers: { ...json, "api-key": key.api_key, "api-secret": key.api_secret },
     keyed: true,
+    table: "invoices",
   },
   // In this process (tsx's loader), not tsx's CLI, whose script runs in a child valgrind would not follow.
   {
     key: "bare",
     name: "bare durable sign",
     route: "/sign",
-    argv: ["--import", "tsx", "bench/bare-sign.ts"],
+    argv: ["--import", "tsx", postgres ? "bench/bare-sign-pg.ts" : "bench/bare-sign.ts"],
     headers: json,
+    table: "bare_invoices",
   },
 ];
 
@@ -142,6 +155,24 @@ function fsyncsIn(file: string): number {
   return calls;
 }
 
+/**
+ * On PostgreSQL: the signs stored in `table` so far, and the transactions that stored them (a row's
+ * `xmin` is the transaction that inserted it, and a sign's row is not updated here: a batch's
+ * commit each).
+ */
+async function stored(table: string): Promise<{ signs: number; transactions: number }> {
+  const client = new pg.Client({ connectionString: database.url });
+  await client.connect();
+  try {
+    const { rows } = await client.query(
+      `select count(*)::int as signs, count(distinct xmin::text)::int as transactions from ${table}`,
+    );
+    return rows[0] as { signs: number; transactions: number };
+  } finally {
+    await client.end();
+  }
+}
+
 async function serving(url: string, server: ChildProcess): Promise<void> {
   for (let i = 0; i < 2400; i++) {
     if (server.exitCode !== null) throw new Error(`the server stopped (exit code ${server.exitCode})`);
@@ -177,6 +208,8 @@ async function count(target: Target): Promise<{ gross: number; net: number }> {
         ...database.env,
         ...vgdbEnv,
         EINVOICE_BARE_DB: path.join(database.dir, "bare.db"),
+        EINVOICE_BARE_DATABASE_URL: database.url,
+        EINVOICE_BARE_PROCESSES: "0",
         PORT: String(port),
       },
       stdio: ["ignore", "ignore", "ignore"],
@@ -207,19 +240,34 @@ async function count(target: Target): Promise<{ gross: number; net: number }> {
         },
       ],
     });
+  let stores: string | undefined;
   try {
     await serving(`${url}/`, server);
     const warmed = await load(warm);
+    const before = postgres ? { cpu: postgresCpuMs() ?? 0, ...(await stored(target.table)) } : undefined;
     control("--instr=on");
     const started = Date.now();
     const counted = await load(signs);
     const took = Date.now() - started;
     control("--dump");
+    const cpu = postgres ? (postgresCpuMs() ?? 0) : 0;
+    const after = before && (await stored(target.table));
     // The same time again with no request: what the server's timers do meanwhile (the product
     // codes' reload every 5 s, the outbox's polls) is counted in the signs' window too, where
     // valgrind's slowness gives it about fifty times its share of a sign at full speed.
     await new Promise((resolve) => setTimeout(resolve, took));
     control("--dump");
+    if (before && after) {
+      // The database's CPU in the idle window is what the server's timers cost it (the outbox's
+      // polls, a look at the credentials' counter every 50 ms), less the two reads of `stored`.
+      const idle = (postgresCpuMs() ?? 0) - cpu;
+      const [signed, transactions] = [after.signs - before.signs, after.transactions - before.transactions];
+      const each = (ms: number) => Math.round((ms * 1000) / signed);
+      stores =
+        `  PostgreSQL: ${each(cpu - before.cpu)} µs of CPU a sign (the same time idle ${each(idle)}: ` +
+        `${each(cpu - before.cpu - idle)} net); ${transactions} transactions stored the ${signed} signs, ` +
+        `${(signed / transactions).toFixed(1)} a transaction`;
+    }
     control("--instr=off");
     const failed = warmed.non2xx + warmed.errors + counted.non2xx + counted.errors;
     if (failed > 0) throw new Error(`${target.name}: ${failed} requests failed`);
@@ -284,6 +332,7 @@ async function count(target: Target): Promise<{ gross: number; net: number }> {
   for (const line of lines) console.log(line);
   if (fsyncs > 0)
     console.log(`  ${fsyncs} commits (fsyncs) counted: ${(signs / fsyncs).toFixed(1)} signs a commit`);
+  if (stores) console.log(stores);
   return { gross: all - compiling, net };
 }
 
