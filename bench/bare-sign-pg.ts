@@ -46,6 +46,15 @@ async function createTables(): Promise<void> {
      create table if not exists bare_invoices (irn text primary key, chain text not null, seq bigint not null,
        document text not null, hash text not null, signature text not null, qr text not null)`,
   );
+  // Stored as the service stores its invoices (src/db/migration-0020.ts): the row kept whole up to
+  // 3,000 bytes, a long document compressed with lz4 where the server has it. With PostgreSQL's
+  // defaults the document went to the TOAST table, compressed with pglz: 26 µs of the server's CPU
+  // a sign in pglz alone, which the service does not spend (bench/RESULTS.md, 2026-12-08).
+  await client.query("alter table bare_invoices set (toast_tuple_target = 3000)");
+  const { rows } = await client.query(
+    "select 'lz4' = any(enumvals) as lz4 from pg_settings where name = 'default_toast_compression'",
+  );
+  if (rows[0]?.lz4) await client.query("alter table bare_invoices alter column document set compression lz4");
   await client.end();
 }
 
