@@ -240,7 +240,7 @@ async function count(target: Target): Promise<{ gross: number; net: number }> {
         },
       ],
     });
-  let stores: string | undefined;
+  let onDatabase: string | undefined;
   try {
     await serving(`${url}/`, server);
     const warmed = await load(warm);
@@ -259,11 +259,12 @@ async function count(target: Target): Promise<{ gross: number; net: number }> {
     control("--dump");
     if (before && after) {
       // The database's CPU in the idle window is what the server's timers cost it (the outbox's
-      // polls, a look at the credentials' counter every 50 ms), less the two reads of `stored`.
+      // polls, a look at the credentials' counter every 50 ms), and the read of `stored` after the
+      // signs.
       const idle = (postgresCpuMs() ?? 0) - cpu;
       const [signed, transactions] = [after.signs - before.signs, after.transactions - before.transactions];
       const each = (ms: number) => Math.round((ms * 1000) / signed);
-      stores =
+      onDatabase =
         `  PostgreSQL: ${each(cpu - before.cpu)} µs of CPU a sign (the same time idle ${each(idle)}: ` +
         `${each(cpu - before.cpu - idle)} net); ${transactions} transactions stored the ${signed} signs, ` +
         `${(signed / transactions).toFixed(1)} a transaction`;
@@ -332,7 +333,7 @@ async function count(target: Target): Promise<{ gross: number; net: number }> {
   for (const line of lines) console.log(line);
   if (fsyncs > 0)
     console.log(`  ${fsyncs} commits (fsyncs) counted: ${(signs / fsyncs).toFixed(1)} signs a commit`);
-  if (stores) console.log(stores);
+  if (onDatabase) console.log(onDatabase);
   return { gross: all - compiling, net };
 }
 
