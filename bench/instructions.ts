@@ -32,7 +32,6 @@ import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import autocannon from "autocannon";
-import pg from "pg";
 import { benchBusiness, benchDatabase, freePort, machine, postgresCpuMs, root, signingBody } from "./lib.ts";
 
 const { values: args } = parseArgs({
@@ -161,16 +160,10 @@ function fsyncsIn(file: string): number {
  * commit each).
  */
 async function stored(table: string): Promise<{ signs: number; transactions: number }> {
-  const client = new pg.Client({ connectionString: database.url });
-  await client.connect();
-  try {
-    const { rows } = await client.query(
-      `select count(*)::int as signs, count(distinct xmin::text)::int as transactions from ${table}`,
-    );
-    return rows[0] as { signs: number; transactions: number };
-  } finally {
-    await client.end();
-  }
+  const { rows } = await database.query(
+    `select count(*)::int as signs, count(distinct xmin::text)::int as transactions from ${table}`,
+  );
+  return rows[0] as { signs: number; transactions: number };
 }
 
 async function serving(url: string, server: ChildProcess): Promise<void> {
@@ -250,8 +243,8 @@ async function count(target: Target): Promise<{ gross: number; net: number }> {
     const counted = await load(signs);
     const took = Date.now() - started;
     control("--dump");
-    const cpu = postgres ? (postgresCpuMs() ?? 0) : 0;
-    const after = before && (await stored(target.table));
+    // The database's CPU read before `stored` adds its own read to it.
+    const after = before && { cpu: postgresCpuMs() ?? 0, ...(await stored(target.table)) };
     // The same time again with no request: what the server's timers do meanwhile (the product
     // codes' reload every 5 s, the outbox's polls) is counted in the signs' window too, where
     // valgrind's slowness gives it about fifty times its share of a sign at full speed.
@@ -261,12 +254,12 @@ async function count(target: Target): Promise<{ gross: number; net: number }> {
       // The database's CPU in the idle window is what the server's timers cost it (the outbox's
       // polls, a look at the credentials' counter every 50 ms), and the read of `stored` after the
       // signs.
-      const idle = (postgresCpuMs() ?? 0) - cpu;
+      const idle = (postgresCpuMs() ?? 0) - after.cpu;
       const [signed, transactions] = [after.signs - before.signs, after.transactions - before.transactions];
       const each = (ms: number) => Math.round((ms * 1000) / signed);
       onDatabase =
-        `  PostgreSQL: ${each(cpu - before.cpu)} µs of CPU a sign (the same time idle ${each(idle)}: ` +
-        `${each(cpu - before.cpu - idle)} net); ${transactions} transactions stored the ${signed} signs, ` +
+        `  PostgreSQL: ${each(after.cpu - before.cpu)} µs of CPU a sign (the same time idle ${each(idle)}: ` +
+        `${each(after.cpu - before.cpu - idle)} net); ${transactions} transactions stored the ${signed} signs, ` +
         `${(signed / transactions).toFixed(1)} a transaction`;
     }
     control("--instr=off");

@@ -201,8 +201,8 @@ export async function benchDatabase(engine: string) {
   let url = `sqlite:${file}`;
   let schema: string | undefined;
   const base = process.env.EINVOICE_BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
-  const admin = async (statement: string) => {
-    const client = new pg.Client({ connectionString: base });
+  const on = (connectionString: string) => async (statement: string) => {
+    const client = new pg.Client({ connectionString });
     await client.connect();
     try {
       return await client.query(statement);
@@ -210,6 +210,7 @@ export async function benchDatabase(engine: string) {
       await client.end();
     }
   };
+  const admin = on(base);
   if (engine === "postgres") {
     schema = `bench_${randomBytes(4).toString("hex")}`;
     await admin(`create schema ${schema}`);
@@ -223,6 +224,8 @@ export async function benchDatabase(engine: string) {
     dir,
     url,
     env: { EINVOICE_DATABASE_URL: url, EINVOICE_DATA_DIR: dir, EINVOICE_LOG_LEVEL: "warn" },
+    /** On PostgreSQL, a statement run on a connection of its own in the run's schema. */
+    query: on(url),
     /** Bytes on disk: the SQLite file and its WAL, or the schema's tables with their indexes. */
     async bytes(): Promise<number> {
       if (!schema) {
